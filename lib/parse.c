@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * librmbd: parsers of sizes and device names; no kernel needed.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "librmbd.h"
+
+/* Decimal digits only; -EINVAL if none or junk, -ERANGE on overflow. */
+static int rmbd_parse_decimal(const char *s, const char **end, uint64_t *val)
+{
+	uint64_t v = 0;
+	const char *p;
+
+	for (p = s; *p >= '0' && *p <= '9'; p++) {
+		unsigned int digit = (unsigned int)(*p - '0');
+
+		if (v > (UINT64_MAX - digit) / 10)
+			return -ERANGE;
+		v = v * 10 + digit;
+	}
+	if (p == s)
+		return -EINVAL;
+	*end = p;
+	*val = v;
+	return 0;
+}
+
+int rmbd_parse_size(const char *s, uint64_t *bytes)
+{
+	static const char suffixes[] = "KMGTPE";
+	const char *end, *pos;
+	unsigned int shift;
+	uint64_t v;
+	int ret;
+
+	if (!s)
+		return -EINVAL;
+	ret = rmbd_parse_decimal(s, &end, &v);
+	if (ret)
+		return ret;
+	if (*end == '\0') {
+		*bytes = v;
+		return 0;
+	}
+
+	pos = *end >= 'a' && *end <= 'z' ?
+		strchr(suffixes, *end - 'a' + 'A') : strchr(suffixes, *end);
+	if (!pos || !*pos)
+		return -EINVAL;
+	end++;
+	if (*end && strcmp(end, "iB"))
+		return -EINVAL;
+
+	shift = 10 * (unsigned int)(pos - suffixes + 1);
+	if (v > (UINT64_MAX >> shift))
+		return -ERANGE;
+	*bytes = v << shift;
+	return 0;
+}
+
+int rmbd_parse_dev(const char *s, uint32_t *index)
+{
+	const char *end;
+	uint64_t v;
+	int ret;
+
+	if (!s)
+		return -EINVAL;
+	if (!strncmp(s, "/dev/", 5)) {
+		s += 5;
+		if (strncmp(s, "rmbd", 4))
+			return -EINVAL;
+	}
+	if (!strncmp(s, "rmbd", 4))
+		s += 4;
+	/* Device names have no leading zeros. */
+	if (s[0] == '0' && s[1] != '\0')
+		return -EINVAL;
+	ret = rmbd_parse_decimal(s, &end, &v);
+	if (ret)
+		return ret;
+	if (*end)
+		return -EINVAL;
+	if (v > UINT32_MAX)
+		return -ERANGE;
+	*index = (uint32_t)v;
+	return 0;
+}
