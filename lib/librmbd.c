@@ -144,6 +144,9 @@ static void rmbd_parse_ext_ack(struct rmbd_ctx *ctx,
 	if (tb[NLMSGERR_ATTR_MSG])
 		nla_strlcpy(ctx->errmsg, tb[NLMSGERR_ATTR_MSG],
 			    sizeof(ctx->errmsg));
+	else if (tb[NLMSGERR_ATTR_MISS_TYPE])
+		rmbd_set_errmsg(ctx, "missing attribute %u",
+				nla_get_u32(tb[NLMSGERR_ATTR_MISS_TYPE]));
 }
 
 static int rmbd_error_cb(struct sockaddr_nl *nla, struct nlmsgerr *e,

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * A tiny JSON writer and its text twin.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "print.h"
+
+#define PRINT_MAX_DEPTH	8
+
+static struct {
+	bool json;
+	bool pretty;
+	int depth;
+	bool first[PRINT_MAX_DEPTH + 1];	/* no member yet at depth */
+	bool text_first;			/* no field yet on the line */
+} pr;
+
+void print_init(bool json, bool pretty)
+{
+	pr.json = json;
+	pr.pretty = pretty;
+	pr.depth = 0;
+	pr.first[0] = true;
+	pr.text_first = true;
+}
+
+bool print_is_json(void)
+{
+	return pr.json;
+}
+
+static void json_indent(void)
+{
+	int i;
+
+	if (!pr.pretty || pr.depth == 0)
+		return;
+	putchar('\n');
+	for (i = 0; i < pr.depth; i++)
+		fputs("    ", stdout);
+}
+
+/* Before a member: a comma unless it is the first one. */
+static void json_member(void)
+{
+	if (!pr.first[pr.depth])
+		putchar(',');
+	pr.first[pr.depth] = false;
+	json_indent();
+}
+
+static void json_string(const char *s)
+{
+	const unsigned char *p;
+
+	putchar('"');
+	for (p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"':
+			fputs("\\\"", stdout);
+			break;
+		case '\\':
+			fputs("\\\\", stdout);
+			break;
+		case '\n':
+			fputs("\\n", stdout);
+			break;
+		case '\t':
+			fputs("\\t", stdout);
+			break;
+		default:
+			if (*p < 0x20)
+				printf("\\u%04x", *p);
+			else
+				putchar(*p);
+		}
+	}
+	putchar('"');
+}
+
+static void json_open(char c)
+{
+	json_member();
+	putchar(c);
+	if (pr.depth < PRINT_MAX_DEPTH)
+		pr.depth++;
+	pr.first[pr.depth] = true;
+}
+
+static void json_close(char c)
+{
+	bool empty = pr.first[pr.depth];
+
+	if (pr.depth > 0)
+		pr.depth--;
+	if (!empty)
+		json_indent();
+	putchar(c);
+	if (pr.depth == 0) {
+		putchar('\n');
+		pr.first[0] = true;
+	}
+}
+
+static void json_key(const char *key)
+{
+	json_member();
+	json_string(key);
+	putchar(':');
+	if (pr.pretty)
+		putchar(' ');
+}
+
+void print_open_array(void)
+{
+	if (pr.json)
+		json_open('[');
+}
+
+void print_close_array(void)
+{
+	if (pr.json)
+		json_close(']');
+}
+
+void print_open_object(void)
+{
+	if (pr.json)
+		json_open('{');
+	else
+		pr.text_first = true;
+}
+
+void print_close_object(void)
+{
+	if (pr.json) {
+		json_close('}');
+	} else {
+		putchar('\n');
+		pr.text_first = true;
+	}
+}
+
+static bool text_field(enum print_mode mode, const char *fmt)
+{
+	if (pr.json || mode == PRINT_JSON || !fmt)
+		return false;
+	if (!pr.text_first)
+		putchar(' ');
+	pr.text_first = false;
+	return true;
+}
+
+void print_string(enum print_mode mode, const char *key, const char *fmt,
+		  const char *val)
+{
+	if (pr.json) {
+		if (mode == PRINT_TEXT || !key)
+			return;
+		json_key(key);
+		json_string(val);
+	} else if (text_field(mode, fmt)) {
+		printf(fmt, val);
+	}
+}
+
+void print_u64(enum print_mode mode, const char *key, const char *fmt,
+	       uint64_t val)
+{
+	if (pr.json) {
+		if (mode == PRINT_TEXT || !key)
+			return;
+		json_key(key);
+		printf("%" PRIu64, val);
+	} else if (text_field(mode, fmt)) {
+		printf(fmt, val);
+	}
+}

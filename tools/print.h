@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * One print path for text and JSON output, after iproute2's print_*().
+ */
+#ifndef _RMBD_PRINT_H
+#define _RMBD_PRINT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum print_mode {
+	PRINT_ANY,	/* text with fmt and JSON with key */
+	PRINT_TEXT,	/* text only */
+	PRINT_JSON,	/* JSON only */
+};
+
+void print_init(bool json, bool pretty);
+bool print_is_json(void);
+
+/* JSON only: [ ]. */
+void print_open_array(void);
+void print_close_array(void);
+/* An object: { } in JSON, a line in text. */
+void print_open_object(void);
+void print_close_object(void);
+
+/*
+ * In text, fmt prints the field; fields of one line are separated by one
+ * space.  In JSON, key names it.
+ */
+void print_string(enum print_mode mode, const char *key, const char *fmt,
+		  const char *val);
+void print_u64(enum print_mode mode, const char *key, const char *fmt,
+	       uint64_t val);
+
+#endif /* _RMBD_PRINT_H */
