@@ -1,0 +1,158 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# PID 1 of the test VM, started by the initramfs after switch_root into the
+# host's read-only root.  Reads the job that run-vm.sh left in the results
+# share, sets up soft-RoCE and the rmbd modules, runs each test with its own
+# timeout and writes KTAP result lines to the share.
+
+set -u
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root LC_ALL=C TERM=dumb
+
+out=/run/rmbd-out
+
+mount_fs() {
+	mkdir -p "$3" 2>/dev/null
+	mount -t "$1" -o "$4" "$2" "$3"
+}
+
+mount_fs tmpfs tmpfs /run mode=0755
+mount_fs tmpfs tmpfs /tmp mode=1777
+mount_fs tmpfs tmpfs /var/tmp mode=1777
+mount_fs tmpfs tmpfs /var/log mode=0755
+mount_fs devpts devpts /dev/pts gid=5,mode=620,ptmxmode=666
+mount_fs tmpfs tmpfs /dev/shm mode=1777
+mount_fs cgroup2 cgroup2 /sys/fs/cgroup nsdelegate
+mount_fs debugfs debugfs /sys/kernel/debug mode=0700
+mount_fs configfs configfs /sys/kernel/config rw 2>/dev/null
+mount_fs 9p rmbdout "$out" trans=virtio,version=9p2000.L,msize=262144
+[[ -L /dev/fd ]] || ln -s /proc/self/fd /dev/fd
+hostname rmbd-vm
+ip link set lo up
+
+finish() {
+	sync
+	cp /tmp/kmsg.log "$out/dmesg.log" 2>/dev/null
+	sync
+	umount "$out" 2>/dev/null
+	echo "guest: powering off"
+	reboot -f
+	sleep 10
+}
+
+if [[ ! -f $out/job ]]; then
+	echo "guest: no job in the results share"
+	finish
+fi
+# shellcheck source=/dev/null
+source "$out/job"
+
+# Everything the guest prints also lands on the serial console.
+ktap() {
+	printf '%s\n' "$*" >> "$out/ktap"
+	printf '%s\n' "$*" > /dev/console
+}
+
+# The kernel log, captured from the start, so each test can see exactly
+# the lines it produced.
+dmesg -w > /tmp/kmsg.log 2>&1 &
+
+bad_re='WARNING:|BUG:|Oops|general protection|KASAN|UBSAN|possible circular locking|blocked for more than|kernel BUG|Call Trace'
+
+kmsg_lines() { wc -l < /tmp/kmsg.log; }
+
+# Print the kernel errors logged after line $1 of the kernel log.
+kmsg_errors() {
+	sleep 1
+	tail -n +$(( $1 + 1 )) /tmp/kmsg.log | grep -aE "$bad_re"
+}
+
+# Soft-RoCE over a dummy netdev; MTU 4500 gives a 4096-byte RDMA MTU.
+setup_rxe() {
+	modprobe rdma_rxe &&
+	ip link add d0 type dummy &&
+	ip link set d0 mtu 4500 &&
+	ip addr add 10.200.0.1/24 dev d0 &&
+	ip link set d0 up &&
+	rdma link add rxe0 type rxe netdev d0 &&
+	modprobe rdma_cm
+}
+
+sysctl -q -w kernel.hung_task_timeout_secs=30
+sysctl -q -w kernel.hung_task_panic=0
+sysctl -q -w kernel.hung_task_warnings=-1
+sysctl -q -w kernel.panic_on_oops=0
+
+export RMBD_REPO=$REPO
+# shellcheck source=tests/lib.sh
+source "$REPO/selftests/vm/tests/lib.sh"
+
+setup_log=$out/setup.log
+start_line=$(kmsg_lines)
+{
+	echo "guest: kernel $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ {print $2 " kB"}' /proc/meminfo)"
+	setup_rxe || echo "guest: soft-RoCE setup failed"
+	rdma link show
+	rmbd_load_modules || echo "guest: rmbd modules not loaded"
+} > "$setup_log" 2>&1
+if ! grep -q 'failed' "$setup_log"; then
+	:
+else
+	ktap "# vm-error: setup failed"
+fi
+sed 's/^/# /' "$setup_log" | while read -r l; do ktap "$l"; done
+errs=$(kmsg_errors "$start_line")
+if [[ -n $errs ]]; then
+	ktap "# vm-error: kernel errors during setup"
+	while read -r l; do ktap "# $l"; done <<< "$errs"
+fi
+
+i=0
+for t in "${TESTS[@]}"; do
+	tmo=${TIMEOUTS[$i]}
+	i=$(( i + 1 ))
+	name=$(basename "$t" .sh)
+	log=$out/$name.log
+	echo "$i $name $tmo" > "$out/current"
+	start_line=$(kmsg_lines)
+	t0=$(date +%s)
+	(cd "$(dirname "$t")" && exec timeout -k 10 "$tmo" bash "$t") > "$log" 2>&1 < /dev/null
+	rc=$?
+	dt=$(( $(date +%s) - t0 ))
+
+	if (( RAW )); then
+		while IFS= read -r l; do ktap "$l"; done < "$log"
+	else
+		while IFS= read -r l; do ktap "# $l"; done < "$log"
+	fi
+
+	# Put the machine back in a known state for the next test.
+	rmbd_reset >> "$log" 2>&1 || ktap "# $name: cleanup after the test failed (see $name.log)"
+
+	tail -n +$(( start_line + 1 )) /tmp/kmsg.log > "$out/$name.dmesg"
+	errs=$(kmsg_errors "$start_line")
+	if [[ -n $errs ]]; then
+		ktap "# kernel errors during $name:"
+		while IFS= read -r l; do ktap "# $l"; done <<< "$errs"
+	fi
+
+	if (( rc == 124 || rc == 137 )); then
+		ktap "not ok $i $name # TIMEOUT after $tmo s"
+	elif [[ -n $errs ]]; then
+		ktap "not ok $i $name # kernel errors (rc=$rc, $dt s)"
+	elif (( rc == 0 )); then
+		ktap "ok $i $name # $dt s"
+	elif (( rc == 4 )); then
+		reason=$(grep -a '^SKIP: ' "$log" | tail -n 1 | cut -c7-)
+		ktap "ok $i $name # SKIP ${reason:-no reason given}"
+	else
+		ktap "not ok $i $name # exit code $rc, $dt s"
+	fi
+done
+
+echo done > "$out/current"
+start_line=$(kmsg_lines)
+errs=$(kmsg_errors "$start_line")
+touch "$out/done"
+finish

@@ -1,0 +1,283 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot the installed Debian kernel in QEMU with the host's / as a read-only
+# 9p root, set up soft-RoCE and the rmbd modules in the guest, run guest
+# test scripts there and print their results as KTAP on stdout.
+#
+# usage: run-vm.sh [--raw] TEST...
+#   TEST is a script path or the name of one in selftests/vm/tests
+#   (e.g. "01-data-verify").  With no TEST, every tests/[0-9]*.sh runs.
+#   --raw passes the tests' output through unprefixed (for the demo).
+#
+# Environment:
+#   RMBD_KVER         kernel release to boot (default: newest in /lib/modules
+#                     that has /boot/vmlinuz-<release>)
+#   RMBD_VM_MEM       guest memory (default 2G)
+#   RMBD_VM_SMP       guest CPUs (default 2)
+#   RMBD_VM_KVM=1     use KVM instead of TCG
+#   RMBD_VM_TIMEOUT   seconds before the whole VM is killed (default: sum of
+#                     the tests' timeouts plus a boot budget)
+#   RMBD_RESULTS      results directory (default selftests/results/vm)
+#   RMBD_CACHE        cache directory (default ${XDG_CACHE_HOME:-~/.cache}/rmbd)
+#
+# Exit status: 0 when every test passed or skipped, 1 otherwise.
+
+set -eu
+
+vm_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$vm_dir/../.." && pwd)
+
+raw=0
+tests=()
+while (( $# )); do
+	case "$1" in
+	--raw) raw=1 ;;
+	-h|--help) sed -n '5,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-*) echo "run-vm: unknown option $1" >&2; exit 2 ;;
+	*) tests+=("$1") ;;
+	esac
+	shift
+done
+
+if (( ${#tests[@]} == 0 )); then
+	for t in "$vm_dir"/tests/[0-9]*.sh; do
+		tests+=("$t")
+	done
+fi
+
+# Resolve test names to absolute paths.
+paths=()
+for t in "${tests[@]}"; do
+	if [[ -f $t ]]; then
+		p=$(cd "$(dirname "$t")" && pwd)/$(basename "$t")
+	elif [[ -f $vm_dir/tests/$t ]]; then
+		p=$vm_dir/tests/$t
+	elif [[ -f $vm_dir/tests/$t.sh ]]; then
+		p=$vm_dir/tests/$t.sh
+	else
+		echo "run-vm: no such test: $t" >&2
+		exit 2
+	fi
+	paths+=("$p")
+done
+
+default_timeout=300
+if [[ -f $vm_dir/settings ]]; then
+	v=$(sed -n 's/^timeout=\([0-9]\+\)$/\1/p' "$vm_dir/settings")
+	[[ -n $v ]] && default_timeout=$v
+fi
+
+# A test may override the timeout with a "# timeout=N" line.
+test_timeout() {
+	local v
+	v=$(sed -n 's/^# timeout=\([0-9]\+\)$/\1/p' "$1" | head -n 1)
+	echo "${v:-$default_timeout}"
+}
+
+kver=${RMBD_KVER:-}
+if [[ -z $kver ]]; then
+	for k in $(ls -1 /lib/modules 2>/dev/null | sort -rV); do
+		if [[ -f /boot/vmlinuz-$k ]]; then
+			kver=$k
+			break
+		fi
+	done
+fi
+if [[ -z $kver || ! -f /boot/vmlinuz-$kver ]]; then
+	echo "run-vm: no kernel image found in /boot (install linux-image-amd64)" >&2
+	exit 1
+fi
+kernel=/boot/vmlinuz-$kver
+
+cache=${RMBD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rmbd}
+results=${RMBD_RESULTS:-$repo/selftests/results/vm}
+mkdir -p "$cache" "$results"
+results=$(cd "$results" && pwd)
+
+# One VM at a time: the machine has two cores.
+exec 9>"$cache/vm.lock"
+if ! flock -n 9; then
+	echo "# run-vm: waiting for another VM to finish" >&2
+	flock 9
+fi
+
+# ---- initramfs ---------------------------------------------------------
+
+initrd_modules=(virtio_pci 9pnet_virtio 9p)
+
+build_initramfs() {
+	local out=$1 dir ko m seen=" "
+	dir=$(mktemp -d)
+	mkdir -p "$dir/bin" "$dir/modules"
+	cp /bin/busybox "$dir/bin/busybox"
+	for a in sh mount insmod mkdir cat sleep reboot switch_root echo; do
+		ln -s busybox "$dir/bin/$a"
+	done
+	install -m 0755 "$vm_dir/initramfs-init" "$dir/init"
+	: > "$dir/modules.order"
+	for m in "${initrd_modules[@]}"; do
+		while read -r _ ko _; do
+			[[ $seen == *" $ko "* ]] && continue
+			seen+="$ko "
+			b=$(basename "$ko")
+			case "$ko" in
+			*.ko.xz) xz -dc "$ko" > "$dir/modules/${b%.xz}"; b=${b%.xz} ;;
+			*.ko.zst) zstd -qdc "$ko" > "$dir/modules/${b%.zst}"; b=${b%.zst} ;;
+			*.ko.gz) gzip -dc "$ko" > "$dir/modules/${b%.gz}"; b=${b%.gz} ;;
+			*) cp "$ko" "$dir/modules/$b" ;;
+			esac
+			echo "$b" >> "$dir/modules.order"
+		done < <(modprobe -S "$kver" --show-depends "$m" | grep '^insmod ')
+	done
+	(cd "$dir" && find . | cpio -o -H newc --quiet | gzip -1) > "$out.tmp"
+	mv "$out.tmp" "$out"
+	rm -rf "$dir"
+}
+
+key=$( (echo "$kver"; cat "$vm_dir/initramfs-init" /bin/busybox) | sha256sum | cut -c1-12)
+initrd=$cache/initramfs-$kver-$key.cpio.gz
+if [[ ! -f $initrd ]]; then
+	rm -f "$cache"/initramfs-"$kver"-*.cpio.gz
+	build_initramfs "$initrd"
+fi
+
+# ---- job ---------------------------------------------------------------
+
+rm -rf "${results:?}"/*
+{
+	printf 'REPO=%q\n' "$repo"
+	printf 'RAW=%q\n' "$raw"
+	printf 'TESTS=('
+	printf '%q ' "${paths[@]}"
+	printf ')\n'
+	printf 'TIMEOUTS=('
+	for p in "${paths[@]}"; do
+		printf '%q ' "$(test_timeout "$p")"
+	done
+	printf ')\n'
+} > "$results/job"
+
+boot_budget=180
+vm_timeout=${RMBD_VM_TIMEOUT:-}
+if [[ -z $vm_timeout ]]; then
+	vm_timeout=$boot_budget
+	for p in "${paths[@]}"; do
+		vm_timeout=$(( vm_timeout + $(test_timeout "$p") + 30 ))
+	done
+fi
+
+mem=${RMBD_VM_MEM:-2G}
+smp=${RMBD_VM_SMP:-2}
+if [[ ${RMBD_VM_KVM:-0} == 1 ]]; then
+	accel=(-accel kvm -cpu host)
+else
+	accel=(-accel tcg -cpu max)
+fi
+
+qemu=(
+	qemu-system-x86_64 "${accel[@]}" -m "$mem" -smp "$smp"
+	-nographic -no-reboot -monitor none -nic none
+	-serial "file:$results/console.log"
+	-kernel "$kernel" -initrd "$initrd"
+	-append "console=ttyS0 panic=-1 mitigations=off rmbd.guest=$vm_dir/guest.sh"
+	-fsdev "local,id=root,path=/,security_model=none,readonly=on,multidevs=remap"
+	-device virtio-9p-pci,fsdev=root,mount_tag=rootfs
+	-fsdev "local,id=out,path=$results,security_model=none,multidevs=remap"
+	-device virtio-9p-pci,fsdev=out,mount_tag=rmbdout
+)
+
+# ---- run ---------------------------------------------------------------
+
+n=${#paths[@]}
+echo "KTAP version 1"
+echo "1..$(( n + 1 ))"
+
+start=$(date +%s)
+timeout -k 5 "$vm_timeout" "${qemu[@]}" < /dev/null > "$results/qemu.log" 2>&1 &
+qpid=$!
+
+# Print the guest's KTAP lines as they arrive and watch for a guest whose
+# own per-test timeout could not end a test (a task stuck in the kernel).
+printed=0
+cur=
+cur_since=$start
+killed=
+flush_ktap() {
+	local lines
+	[[ -f $results/ktap ]] || return 0
+	lines=$(wc -l < "$results/ktap")
+	if (( lines > printed )); then
+		sed -n "$(( printed + 1 )),${lines}p" "$results/ktap"
+		printed=$lines
+	fi
+}
+while kill -0 "$qpid" 2>/dev/null; do
+	sleep 1
+	flush_ktap
+	c=$(cat "$results/current" 2>/dev/null || true)
+	now=$(date +%s)
+	if [[ $c != "$cur" ]]; then
+		cur=$c
+		cur_since=$now
+	fi
+	if [[ -n $cur && $cur != done ]]; then
+		read -r _ _ t <<< "$cur"
+		if (( now - cur_since > t + 90 )); then
+			killed="test '${cur#* }' still running $(( now - cur_since )) s after it started"
+			kill "$qpid" 2>/dev/null || true
+		fi
+	fi
+done
+rc=0
+wait "$qpid" || rc=$?
+flush_ktap
+elapsed=$(( $(date +%s) - start ))
+
+# ---- account -----------------------------------------------------------
+
+diag() { sed 's/^/# /'; }
+console_errors() {
+	grep -aE 'WARNING:|BUG:|Oops|general protection|KASAN|UBSAN|possible circular locking|blocked for more than|kernel BUG|Call Trace|Kernel panic|initramfs:' \
+		"$results/console.log" 2>/dev/null | tail -n 40 | diag
+}
+
+declare -A have
+while read -r _ num _; do
+	have[$num]=1
+done < <(grep -aE '^(not )?ok [0-9]+ ' "$results/ktap" 2>/dev/null | sed 's/^not //')
+
+why=
+if [[ -n $killed ]]; then
+	why="VM killed: $killed"
+elif (( rc == 124 || rc == 137 )); then
+	why="VM timed out after $vm_timeout s"
+elif (( rc != 0 )); then
+	why="qemu exited with status $rc"
+elif [[ ! -f $results/done ]]; then
+	why="VM stopped before the tests finished (crash or panic)"
+fi
+
+failed=0
+for (( i = 1; i <= n; i++ )); do
+	if [[ -z ${have[$i]:-} ]]; then
+		echo "not ok $i $(basename "${paths[i-1]}" .sh) # ${why:-no result}"
+		failed=1
+	fi
+done
+if grep -qa '^not ok ' "$results/ktap" 2>/dev/null; then
+	failed=1
+fi
+
+# The last test stands for the VM itself: it booted, ran everything and
+# stopped on its own, in time, with no kernel error outside the tests.
+if [[ -z $why ]] && ! grep -qa '^# vm-error' "$results/ktap"; then
+	echo "ok $(( n + 1 )) vm # ${elapsed} s"
+else
+	echo "# ${why:-kernel errors outside the tests}"
+	[[ -n $why ]] && { tail -n 30 "$results/console.log" 2>/dev/null | diag; console_errors; }
+	echo "not ok $(( n + 1 )) vm # ${elapsed} s"
+	failed=1
+fi
+echo "# results in $results"
+exit "$failed"

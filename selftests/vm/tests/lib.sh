@@ -1,0 +1,175 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Helpers for the VM tests, sourced by each test and by the guest runner.
+# A test exits 0 to pass, 4 to skip, anything else to fail.
+
+RMBD_REPO=${RMBD_REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)}
+RMBD_BIN=${RMBD_BIN:-$RMBD_REPO/tools/rmbd}
+RMBD_TARGET_KO=$RMBD_REPO/kmod/rmbd-target.ko
+RMBD_CLIENT_KO=$RMBD_REPO/kmod/rmbd-client.ko
+
+# Soft-RoCE address the guest runner configures on d0.
+RMBD_ADDR=${RMBD_ADDR:-10.200.0.1}
+RMBD_PORT=7470
+
+log() { printf '%s\n' "$*"; }
+fail() { printf 'FAIL: %s\n' "$*" >&2; exit 1; }
+skip() { printf 'SKIP: %s\n' "$*"; exit 4; }
+
+# Run the CLI; its output and exit status pass through.
+rmbd_cli() { "$RMBD_BIN" "$@"; }
+
+# Run the CLI and fail the test when it fails.
+rmbd_ok() {
+	local err rc=0
+	err=$(mktemp)
+	"$RMBD_BIN" "$@" 2> "$err" || rc=$?
+	if (( rc != 0 )); then
+		cat "$err" >&2
+		rm -f "$err"
+		fail "rmbd $* exited with $rc"
+	fi
+	cat "$err" >&2
+	rm -f "$err"
+}
+
+# rmbd_fails "what" ARGS...: the CLI must refuse ARGS with exit status 1 and
+# one "rmbd: failed to ..." line on stderr.  Prints that line.
+rmbd_fails() {
+	local what=$1 err out rc=0
+	shift
+	err=$(mktemp)
+	out=$("$RMBD_BIN" "$@" 2> "$err") || rc=$?
+	log "  rmbd $* -> exit $rc: $(head -c 300 "$err" | tr '\n' ' ')"
+	if (( rc != 1 )); then
+		rm -f "$err"
+		fail "$what: 'rmbd $*' exited with $rc, expected 1 (stdout: $out)"
+	fi
+	if ! grep -q '^rmbd: failed to ' "$err"; then
+		rm -f "$err"
+		fail "$what: stderr lacks 'rmbd: failed to ...'"
+	fi
+	RMBD_ERR=$(cat "$err")
+	rm -f "$err"
+}
+
+rmbd_modules_loaded() {
+	[[ -d /sys/module/rmbd_target && -d /sys/module/rmbd_client ]]
+}
+
+# Load rdma_cm and the two modules from the work tree (when built).
+rmbd_load_modules() {
+	local ko rc=0
+	modprobe rdma_cm || return 1
+	for ko in "$RMBD_TARGET_KO" "$RMBD_CLIENT_KO"; do
+		local m
+		m=$(basename "$ko" .ko)
+		m=${m//-/_}
+		[[ -d /sys/module/$m ]] && continue
+		if [[ ! -f $ko ]]; then
+			log "$ko not built"
+			continue
+		fi
+		insmod "$ko" || { log "insmod $ko failed"; rc=1; }
+	done
+	return "$rc"
+}
+
+# Skip the test unless the modules and the CLI are there; fail when they
+# are built but would not load.
+require_rmbd() {
+	[[ -f $RMBD_TARGET_KO ]] || skip "kmod/rmbd-target.ko not built"
+	[[ -f $RMBD_CLIENT_KO ]] || skip "kmod/rmbd-client.ko not built"
+	[[ -x $RMBD_BIN ]] || skip "tools/rmbd not built"
+	rmbd_modules_loaded || rmbd_load_modules || fail "cannot load the rmbd modules"
+	rmbd_modules_loaded || fail "rmbd modules not loaded"
+	command -v jq > /dev/null || skip "jq not installed"
+}
+
+# JSON helpers.
+export_field() {	# NAME FIELD
+	rmbd_cli -j export show | jq -r --arg n "$1" ".[] | select(.name == \$n) | .$2"
+}
+dev_field() {		# DEV FIELD
+	rmbd_cli -j dev show | jq -r --arg n "$1" ".[] | select(.name == \$n) | .$2"
+}
+dev_count() { rmbd_cli -j dev show | jq length; }
+dev_nodes() { ls /dev/rmbd* 2>/dev/null || true; }
+
+# Wait up to $2 seconds (default 10) for the block device node $1.
+wait_node() {
+	local i
+	for (( i = 0; i < ${2:-10} * 10; i++ )); do
+		[[ -b $1 ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# Wait up to $2 seconds (default 10) for $1 to disappear.
+wait_gone() {
+	local i
+	for (( i = 0; i < ${2:-10} * 10; i++ )); do
+		[[ -e $1 ]] || return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# Start the target side: export NAME of SIZE and a listener (once).
+target_setup() {	# NAME SIZE [extra export add args]
+	local name=$1 size=$2
+	shift 2
+	rmbd_ok export add "$name" size "$size" "$@" > /dev/null
+	if ! rmbd_cli -j listener show | jq -e --arg a "$RMBD_ADDR" \
+			'.[] | select(.addr == $a)' > /dev/null; then
+		rmbd_ok listener add "$RMBD_ADDR" > /dev/null
+	fi
+}
+
+# Connect to export NAME; prints the device name (e.g. rmbd0).
+dev_connect() {		# NAME [extra args]
+	local name=$1 dev
+	shift
+	dev=$(rmbd_ok dev connect addr "$RMBD_ADDR" export "$name" "$@") ||
+		exit 1
+	dev=$(printf '%s\n' "$dev" | tail -n 1)
+	[[ $dev =~ ^rmbd[0-9]+$ ]] || fail "dev connect printed '$dev', not a device name"
+	wait_node "/dev/$dev" || fail "/dev/$dev did not appear"
+	printf '%s\n' "$dev"
+}
+
+dev_disconnect() {	# DEV
+	rmbd_ok dev disconnect "$1"
+	wait_gone "/dev/$1" || fail "/dev/$1 still exists after disconnect"
+}
+
+# Return the machine to its state before the test: nothing mounted, no
+# device, no export, no listener, both modules loaded.
+rmbd_reset() {
+	local m d rc=0
+	while read -r m; do
+		umount -l "$m" || rc=1
+	done < <(awk '$1 ~ /^\/dev\/rmbd/ {print $2}' /proc/mounts)
+	swapoff -a 2>/dev/null
+	if [[ -x $RMBD_BIN ]] && rmbd_modules_loaded; then
+		for d in $(rmbd_cli -j dev show 2>/dev/null | jq -r '.[].name' 2>/dev/null); do
+			timeout 60 "$RMBD_BIN" dev disconnect "$d" || rc=1
+		done
+		for d in $(rmbd_cli -j export show 2>/dev/null | jq -r '.[].name' 2>/dev/null); do
+			timeout 60 "$RMBD_BIN" export del "$d" force || rc=1
+		done
+		rmbd_cli -j listener show 2>/dev/null | jq -r '.[] | "\(.addr) \(.port)"' 2>/dev/null |
+		while read -r a p; do
+			timeout 60 "$RMBD_BIN" listener del "$a" port "$p" || exit 1
+		done || rc=1
+	fi
+	if [[ -f $RMBD_TARGET_KO ]] && ! rmbd_modules_loaded; then
+		rmbd_load_modules || rc=1
+	fi
+	if [[ -n $(dev_nodes) ]]; then
+		echo "reset: left over: $(dev_nodes)"
+		rc=1
+	fi
+	return "$rc"
+}
