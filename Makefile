@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# rmbd: remote memory block device.
+#
+#   make            kernel modules, librmbd and the rmbd CLI
+#   make check      every test: host tests, then the VM suite (as root)
+#   make demo       remote memory as a file system, in a VM on soft-RoCE
+#   make deps       install the Debian packages the build and tests need
+#
+# KDIR selects the kernel to build against; the newest installed headers
+# are the default.
+
+KVER ?= $(shell ls -1 /lib/modules 2>/dev/null | sort -V | tail -n 1)
+KDIR ?= /lib/modules/$(KVER)/build
+
+ifneq ($(KERNELRELEASE),)
+include $(src)/Kbuild
+else
+
+.PHONY: all modules lib tools deps check check-host check-vm demo clean \
+	checkpatch sparse
+
+all: modules lib tools
+
+modules:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+lib:
+	$(MAKE) -C lib
+
+tools: lib
+	$(MAKE) -C tools
+
+deps:
+	./selftests/deps.sh
+
+check: deps
+	$(MAKE) all
+	./selftests/run.sh
+
+demo: deps
+	$(MAKE) all
+	./selftests/demo.sh
+
+checkpatch:
+	./selftests/checkpatch.sh
+
+sparse:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) C=2 W=1 modules
+
+clean:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	$(MAKE) -C lib clean
+	$(MAKE) -C tools clean
+
+endif

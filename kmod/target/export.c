@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rmbd target: exports and their memory.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/log2.h>
+#include <linux/sched.h>
+#include "target.h"
+
+#define RMBD_CHUNK_ORDER	(RMBD_CHUNK_SHIFT - PAGE_SHIFT)
+
+/*
+ * Keep this much RAM free when sizing an export, so that an export
+ * cannot push the target itself into reclaim trouble.
+ */
+#define RMBD_RESERVE_PAGES	((64UL << 20) >> PAGE_SHIFT)
+
+struct rmbd_export *rmbd_export_find(const char *name)
+{
+	struct rmbd_export *exp;
+
+	lockdep_assert_held(&rmbd_t_mutex);
+	list_for_each_entry(exp, &rmbd_t_exports, entry)
+		if (!strcmp(exp->name, name))
+			return exp;
+	return NULL;
+}
+
+u64 rmbd_exports_mem(void)
+{
+	struct rmbd_export *exp;
+	u64 mem = 0;
+
+	lockdep_assert_held(&rmbd_t_mutex);
+	list_for_each_entry(exp, &rmbd_t_exports, entry)
+		mem += exp->mem;
+	return mem;
+}
+
+static void rmbd_slab_free(struct rmbd_slab *slab)
+{
+	unsigned int i;
+
+	if (!slab->chunks)
+		return;
+	for (i = 0; i < slab->nr_chunks; i++)
+		if (slab->chunks[i])
+			__free_pages(slab->chunks[i], RMBD_CHUNK_ORDER);
+	kvfree(slab->chunks);
+	slab->chunks = NULL;
+}
+
+static int rmbd_slab_alloc(struct rmbd_slab *slab, u64 len)
+{
+	unsigned int i;
+
+	slab->len = len;
+	slab->nr_chunks = DIV_ROUND_UP_ULL(len, RMBD_CHUNK_SIZE);
+	slab->chunks = kvcalloc(slab->nr_chunks, sizeof(*slab->chunks),
+				GFP_KERNEL);
+	if (!slab->chunks)
+		return -ENOMEM;
+	for (i = 0; i < slab->nr_chunks; i++) {
+		/* Zeroed: no previous owner's data can leak to a client. */
+		slab->chunks[i] = alloc_pages(GFP_KERNEL | __GFP_ZERO |
+					      __GFP_NORETRY | __GFP_NOWARN,
+					      RMBD_CHUNK_ORDER);
+		if (!slab->chunks[i]) {
+			rmbd_slab_free(slab);
+			return -ENOMEM;
+		}
+		cond_resched();
+	}
+	return 0;
+}
+
+static void rmbd_export_free(struct rmbd_export *exp)
+{
+	u32 i;
+
+	if (exp->slabs)
+		for (i = 0; i < exp->nr_slabs; i++)
+			rmbd_slab_free(&exp->slabs[i]);
+	kvfree(exp->slabs);
+	kfree(exp);
+}
+
+static void rmbd_export_release(struct kref *ref)
+{
+	rmbd_export_free(container_of(ref, struct rmbd_export, ref));
+}
+
+void rmbd_export_put(struct rmbd_export *exp)
+{
+	kref_put(&exp->ref, rmbd_export_release);
+}
+
+/**
+ * rmbd_export_create() - allocate an export and add it to the list
+ * @name: a valid, unused name
+ * @size: bytes, a non-zero multiple of 4096
+ * @slab_size: bytes, a power of two in the allowed range
+ * @out: the new export
+ * @why: a message for the administrator on failure
+ *
+ * Called with rmbd_t_mutex held.  The memory is allocated before the
+ * export becomes visible.
+ */
+int rmbd_export_create(const char *name, u64 size, u64 slab_size,
+		       struct rmbd_export **out, const char **why)
+{
+	struct rmbd_export *exp;
+	u64 pages;
+	u32 i;
+	int ret;
+
+	lockdep_assert_held(&rmbd_t_mutex);
+	if (rmbd_export_find(name)) {
+		*why = "an export with this name exists";
+		return -EEXIST;
+	}
+	pages = DIV_ROUND_UP_ULL(size, RMBD_CHUNK_SIZE) <<
+		RMBD_CHUNK_ORDER;
+	if (pages + RMBD_RESERVE_PAGES > si_mem_available()) {
+		*why = "not enough free memory for an export of this size";
+		return -ENOMEM;
+	}
+
+	exp = kzalloc(sizeof(*exp), GFP_KERNEL);
+	if (!exp)
+		return -ENOMEM;
+	kref_init(&exp->ref);
+	INIT_LIST_HEAD(&exp->sessions);
+	atomic_set(&exp->nr_mapped, 0);
+	strscpy(exp->name, name, sizeof(exp->name));
+	exp->size = size;
+	exp->slab_size = slab_size;
+	exp->nr_slabs = DIV_ROUND_UP_ULL(size, slab_size);
+	exp->slabs = kvcalloc(exp->nr_slabs, sizeof(*exp->slabs), GFP_KERNEL);
+	if (!exp->slabs) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	for (i = 0; i < exp->nr_slabs; i++) {
+		ret = rmbd_slab_alloc(&exp->slabs[i],
+				      rmbd_slab_len(size, slab_size, i));
+		if (ret) {
+			*why = "could not allocate the export's memory";
+			goto out_free;
+		}
+		exp->mem += (u64)exp->slabs[i].nr_chunks << RMBD_CHUNK_SHIFT;
+	}
+	list_add_tail(&exp->entry, &rmbd_t_exports);
+	*out = exp;
+	return 0;
+
+out_free:
+	rmbd_export_free(exp);
+	return ret;
+}
+
+/**
+ * rmbd_export_delete() - remove an export
+ * @exp: the export
+ * @force: tear its sessions down if it has any
+ *
+ * Called with rmbd_t_mutex held; drops it while sessions are torn down
+ * and takes it again.  The memory is freed once the last session let go.
+ */
+int rmbd_export_delete(struct rmbd_export *exp, bool force)
+{
+	struct rmbd_t_session *sess;
+
+	lockdep_assert_held(&rmbd_t_mutex);
+	if (exp->nr_sessions && !force)
+		return -EBUSY;
+	list_del_init(&exp->entry);
+	exp->deleted = true;
+	list_for_each_entry(sess, &exp->sessions, export_entry)
+		rmbd_t_session_schedule_release(sess);
+	mutex_unlock(&rmbd_t_mutex);
+	flush_workqueue(rmbd_t_wq);
+	mutex_lock(&rmbd_t_mutex);
+	rmbd_export_put(exp);
+	return 0;
+}

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rmbd target: module setup and rdma_cm listeners.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/inet.h>
+#include <rdma/ib_addr.h>
+#include <net/net_namespace.h>
+#include "target.h"
+
+DEFINE_MUTEX(rmbd_t_mutex);
+LIST_HEAD(rmbd_t_exports);
+LIST_HEAD(rmbd_t_sessions);
+LIST_HEAD(rmbd_t_listeners);
+struct workqueue_struct *rmbd_t_wq;
+
+#define RMBD_LISTEN_BACKLOG	128
+
+static struct rmbd_listener *rmbd_listener_find(struct sockaddr_storage *ss)
+{
+	struct rmbd_listener *l;
+
+	lockdep_assert_held(&rmbd_t_mutex);
+	list_for_each_entry(l, &rmbd_t_listeners, entry)
+		if (rdma_addr_size_kss(&l->addr) == rdma_addr_size_kss(ss) &&
+		    !memcmp(&l->addr, ss, rdma_addr_size_kss(ss)))
+			return l;
+	return NULL;
+}
+
+static int rmbd_parse_addr(const char *addr, u16 port,
+			   struct sockaddr_storage *ss)
+{
+	char port_str[8];
+
+	snprintf(port_str, sizeof(port_str), "%u", port);
+	return inet_pton_with_scope(&init_net, AF_UNSPEC, addr, port_str, ss);
+}
+
+static void rmbd_listener_remove_work(struct work_struct *work)
+{
+	struct rmbd_listener *l =
+		container_of(work, struct rmbd_listener, remove_work);
+	bool mine = false;
+
+	mutex_lock(&rmbd_t_mutex);
+	if (!list_empty(&l->entry)) {
+		list_del_init(&l->entry);
+		mine = true;
+	}
+	mutex_unlock(&rmbd_t_mutex);
+	if (mine) {
+		pr_info("listener %pISpc: RDMA device removed, stopped\n",
+			&l->addr);
+		rdma_destroy_id(l->cm_id);
+		kfree(l);
+	}
+}
+
+int rmbd_t_listener_event(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev)
+{
+	struct rmbd_listener *l = cm_id->context;
+
+	/* rdma_cm waits until the id is destroyed; do it from a work. */
+	if (ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL)
+		queue_work(rmbd_t_wq, &l->remove_work);
+	return 0;
+}
+
+/**
+ * rmbd_listener_add() - listen for clients on an address and port
+ * @addr: IPv4 or IPv6 address as text
+ * @port: rdma_cm port
+ * @out: the new listener, valid while rmbd_t_mutex is held
+ * @why: a message for the administrator on failure
+ *
+ * Called with rmbd_t_mutex held.
+ */
+int rmbd_listener_add(const char *addr, u16 port, struct rmbd_listener **out,
+		      const char **why)
+{
+	struct sockaddr_storage ss;
+	struct rmbd_listener *l;
+	struct rdma_cm_id *cm_id;
+	int ret;
+
+	lockdep_assert_held(&rmbd_t_mutex);
+	if (rmbd_parse_addr(addr, port, &ss)) {
+		*why = "not an IPv4 or IPv6 address";
+		return -EINVAL;
+	}
+	if (rmbd_listener_find(&ss)) {
+		*why = "already listening on this address and port";
+		return -EEXIST;
+	}
+	l = kzalloc(sizeof(*l), GFP_KERNEL);
+	if (!l)
+		return -ENOMEM;
+	l->kind = RMBD_T_CTX_LISTENER;
+	l->addr = ss;
+	l->port = port;
+	INIT_LIST_HEAD(&l->entry);
+	INIT_WORK(&l->remove_work, rmbd_listener_remove_work);
+	strscpy(l->addr_str, addr, sizeof(l->addr_str));
+
+	cm_id = rdma_create_id(&init_net, rmbd_t_cm_handler, l, RDMA_PS_TCP,
+			       IB_QPT_RC);
+	if (IS_ERR(cm_id)) {
+		ret = PTR_ERR(cm_id);
+		goto out_free;
+	}
+	ret = rdma_bind_addr(cm_id, (struct sockaddr *)&ss);
+	if (ret) {
+		*why = "cannot bind: is the address on an RDMA device, and the port free?";
+		goto out_destroy_id;
+	}
+	ret = rdma_listen(cm_id, RMBD_LISTEN_BACKLOG);
+	if (ret) {
+		*why = "cannot listen on this address and port";
+		goto out_destroy_id;
+	}
+	l->cm_id = cm_id;
+	list_add_tail(&l->entry, &rmbd_t_listeners);
+	*out = l;
+	pr_info("listening on %pISpc\n", &ss);
+	return 0;
+
+out_destroy_id:
+	rdma_destroy_id(cm_id);
+out_free:
+	kfree(l);
+	return ret;
+}
+
+/**
+ * rmbd_listener_del() - stop listening
+ * @addr: address as given to rmbd_listener_add()
+ * @port: port
+ * @why: a message for the administrator on failure
+ *
+ * Called without rmbd_t_mutex: destroying a listening id waits for its
+ * connect requests, whose handlers take that mutex.
+ */
+int rmbd_listener_del(const char *addr, u16 port, const char **why)
+{
+	struct sockaddr_storage ss;
+	struct rmbd_listener *l;
+
+	if (rmbd_parse_addr(addr, port, &ss)) {
+		*why = "not an IPv4 or IPv6 address";
+		return -EINVAL;
+	}
+	mutex_lock(&rmbd_t_mutex);
+	l = rmbd_listener_find(&ss);
+	if (l)
+		list_del_init(&l->entry);
+	mutex_unlock(&rmbd_t_mutex);
+	if (!l) {
+		*why = "no listener on this address and port";
+		return -ENOENT;
+	}
+	rdma_destroy_id(l->cm_id);
+	cancel_work_sync(&l->remove_work);
+	kfree(l);
+	return 0;
+}
+
+static void rmbd_listeners_destroy(void)
+{
+	struct rmbd_listener *l;
+
+	for (;;) {
+		mutex_lock(&rmbd_t_mutex);
+		l = list_first_entry_or_null(&rmbd_t_listeners,
+					     struct rmbd_listener, entry);
+		if (l)
+			list_del_init(&l->entry);
+		mutex_unlock(&rmbd_t_mutex);
+		if (!l)
+			break;
+		rdma_destroy_id(l->cm_id);
+		cancel_work_sync(&l->remove_work);
+		kfree(l);
+	}
+}
+
+static void rmbd_exports_destroy(void)
+{
+	struct rmbd_export *exp;
+
+	mutex_lock(&rmbd_t_mutex);
+	while ((exp = list_first_entry_or_null(&rmbd_t_exports,
+					       struct rmbd_export, entry)))
+		rmbd_export_delete(exp, true);
+	mutex_unlock(&rmbd_t_mutex);
+}
+
+static int __init rmbd_target_init(void)
+{
+	int ret;
+
+	rmbd_t_wq = alloc_workqueue("rmbd_target", WQ_MEM_RECLAIM, 0);
+	if (!rmbd_t_wq)
+		return -ENOMEM;
+	ret = rmbd_t_netlink_init();
+	if (ret)
+		goto out_destroy_wq;
+	return 0;
+
+out_destroy_wq:
+	destroy_workqueue(rmbd_t_wq);
+	return ret;
+}
+
+static void __exit rmbd_target_exit(void)
+{
+	/* No new commands, then no new sessions, then nothing left. */
+	rmbd_t_netlink_exit();
+	rmbd_listeners_destroy();
+	rmbd_t_release_all();
+	rmbd_exports_destroy();
+	flush_workqueue(rmbd_t_wq);
+	destroy_workqueue(rmbd_t_wq);
+}
+
+module_init(rmbd_target_init);
+module_exit(rmbd_target_exit);
+
+MODULE_DESCRIPTION("rmbd target: export RAM to RDMA block device clients");
+MODULE_LICENSE("GPL");

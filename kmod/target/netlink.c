@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rmbd target: the rmbd_target generic netlink family.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/log2.h>
+#include <net/genetlink.h>
+#include "target.h"
+#include "nlmsg.h"
+
+static const struct nla_policy rmbd_t_policy[RMBD_TARGET_ATTR_MAX + 1] = {
+	[RMBD_TARGET_ATTR_EXPORT_NAME]	= { .type = NLA_NUL_STRING,
+					    .len = RMBD_EXPORT_NAME_MAX - 1 },
+	[RMBD_TARGET_ATTR_EXPORT_SIZE]	= { .type = NLA_U64 },
+	[RMBD_TARGET_ATTR_EXPORT_SLAB_SIZE] = { .type = NLA_U64 },
+	[RMBD_TARGET_ATTR_EXPORT_FORCE]	= { .type = NLA_FLAG },
+	[RMBD_TARGET_ATTR_EXPORT_NR_SLABS] = { .type = NLA_REJECT },
+	[RMBD_TARGET_ATTR_EXPORT_SESSIONS] = { .type = NLA_REJECT },
+	[RMBD_TARGET_ATTR_EXPORT_MAPPED] = { .type = NLA_REJECT },
+	[RMBD_TARGET_ATTR_EXPORT_MEM]	= { .type = NLA_REJECT },
+	[RMBD_TARGET_ATTR_LISTENER_ADDR] = { .type = NLA_NUL_STRING,
+					     .len = RMBD_ADDR_MAX - 1 },
+	[RMBD_TARGET_ATTR_LISTENER_PORT] = NLA_POLICY_MIN(NLA_U16, 1),
+	[RMBD_TARGET_ATTR_PAD]		= { .type = NLA_REJECT },
+	[RMBD_TARGET_ATTR_TOTAL_MEM]	= { .type = NLA_REJECT },
+};
+
+static struct genl_family rmbd_t_family;
+
+static int rmbd_t_fill_export(struct sk_buff *skb, struct rmbd_export *exp,
+			      u32 portid, u32 seq, int flags, u8 cmd)
+{
+	void *hdr;
+
+	hdr = genlmsg_put(skb, portid, seq, &rmbd_t_family, flags, cmd);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_string(skb, RMBD_TARGET_ATTR_EXPORT_NAME, exp->name) ||
+	    nla_put_u64_64bit(skb, RMBD_TARGET_ATTR_EXPORT_SIZE, exp->size,
+			      RMBD_TARGET_ATTR_PAD) ||
+	    nla_put_u64_64bit(skb, RMBD_TARGET_ATTR_EXPORT_SLAB_SIZE,
+			      exp->slab_size, RMBD_TARGET_ATTR_PAD) ||
+	    nla_put_u32(skb, RMBD_TARGET_ATTR_EXPORT_NR_SLABS, exp->nr_slabs) ||
+	    nla_put_u32(skb, RMBD_TARGET_ATTR_EXPORT_SESSIONS,
+			exp->nr_sessions) ||
+	    nla_put_u32(skb, RMBD_TARGET_ATTR_EXPORT_MAPPED,
+			atomic_read(&exp->nr_mapped)) ||
+	    nla_put_u64_64bit(skb, RMBD_TARGET_ATTR_EXPORT_MEM, exp->mem,
+			      RMBD_TARGET_ATTR_PAD) ||
+	    nla_put_u64_64bit(skb, RMBD_TARGET_ATTR_TOTAL_MEM,
+			      rmbd_exports_mem(), RMBD_TARGET_ATTR_PAD)) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(skb, hdr);
+	return 0;
+}
+
+static int rmbd_t_fill_listener(struct sk_buff *skb, struct rmbd_listener *l,
+				u32 portid, u32 seq, int flags, u8 cmd)
+{
+	void *hdr;
+
+	hdr = genlmsg_put(skb, portid, seq, &rmbd_t_family, flags, cmd);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_string(skb, RMBD_TARGET_ATTR_LISTENER_ADDR, l->addr_str) ||
+	    nla_put_u16(skb, RMBD_TARGET_ATTR_LISTENER_PORT, l->port)) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(skb, hdr);
+	return 0;
+}
+
+/* Reply to a doit with one object; called with rmbd_t_mutex held. */
+static int rmbd_t_reply(struct genl_info *info, void *obj,
+			int (*fill)(struct sk_buff *, void *, u32, u32, int,
+				    u8))
+{
+	struct sk_buff *skb;
+	int ret;
+
+	skb = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	if (!skb)
+		return -ENOMEM;
+	ret = fill(skb, obj, info->snd_portid, info->snd_seq, 0,
+		   info->genlhdr->cmd);
+	if (ret) {
+		nlmsg_free(skb);
+		return ret;
+	}
+	return genlmsg_reply(skb, info);
+}
+
+static int rmbd_t_fill_export_any(struct sk_buff *skb, void *obj, u32 portid,
+				  u32 seq, int flags, u8 cmd)
+{
+	return rmbd_t_fill_export(skb, obj, portid, seq, flags, cmd);
+}
+
+static int rmbd_t_fill_listener_any(struct sk_buff *skb, void *obj,
+				    u32 portid, u32 seq, int flags, u8 cmd)
+{
+	return rmbd_t_fill_listener(skb, obj, portid, seq, flags, cmd);
+}
+
+static int rmbd_t_export_add(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr **attrs = info->attrs;
+	u64 size, slab_size = RMBD_DEFAULT_SLAB_SIZE;
+	const char *why = NULL;
+	struct rmbd_export *exp;
+	const char *name;
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, RMBD_TARGET_ATTR_EXPORT_NAME) ||
+	    GENL_REQ_ATTR_CHECK(info, RMBD_TARGET_ATTR_EXPORT_SIZE))
+		return -EINVAL;
+	name = nla_data(attrs[RMBD_TARGET_ATTR_EXPORT_NAME]);
+	if (!rmbd_valid_name(name)) {
+		NL_SET_ERR_MSG_ATTR(info->extack,
+				    attrs[RMBD_TARGET_ATTR_EXPORT_NAME],
+				    "export name must be 1-63 characters of A-Z a-z 0-9 . _ - and not start with a dot");
+		return -EINVAL;
+	}
+	size = nla_get_u64(attrs[RMBD_TARGET_ATTR_EXPORT_SIZE]);
+	if (!size || !IS_ALIGNED(size, 4096) || size > RMBD_MAX_EXPORT_SIZE) {
+		NL_SET_ERR_MSG_ATTR(info->extack,
+				    attrs[RMBD_TARGET_ATTR_EXPORT_SIZE],
+				    "export size must be a non-zero multiple of 4096, at most 1 PiB");
+		return -EINVAL;
+	}
+	if (attrs[RMBD_TARGET_ATTR_EXPORT_SLAB_SIZE]) {
+		slab_size = nla_get_u64(attrs[RMBD_TARGET_ATTR_EXPORT_SLAB_SIZE]);
+		if (!is_power_of_2(slab_size) ||
+		    slab_size < RMBD_MIN_SLAB_SIZE ||
+		    slab_size > RMBD_MAX_SLAB_SIZE) {
+			NL_SET_ERR_MSG_ATTR(info->extack,
+					    attrs[RMBD_TARGET_ATTR_EXPORT_SLAB_SIZE],
+					    "slab size must be a power of two from 2 MiB to 1 GiB");
+			return -EINVAL;
+		}
+	}
+
+	mutex_lock(&rmbd_t_mutex);
+	ret = rmbd_export_create(name, size, slab_size, &exp, &why);
+	if (!ret)
+		ret = rmbd_t_reply(info, exp, rmbd_t_fill_export_any);
+	mutex_unlock(&rmbd_t_mutex);
+	rmbd_set_err(info->extack, NULL, why);
+	return ret;
+}
+
+static int rmbd_t_export_del(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr **attrs = info->attrs;
+	struct rmbd_export *exp;
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, RMBD_TARGET_ATTR_EXPORT_NAME))
+		return -EINVAL;
+	mutex_lock(&rmbd_t_mutex);
+	exp = rmbd_export_find(nla_data(attrs[RMBD_TARGET_ATTR_EXPORT_NAME]));
+	if (!exp) {
+		NL_SET_ERR_MSG_ATTR(info->extack,
+				    attrs[RMBD_TARGET_ATTR_EXPORT_NAME],
+				    "no export with this name");
+		ret = -ENOENT;
+		goto out_unlock;
+	}
+	ret = rmbd_export_delete(exp,
+				 nla_get_flag(attrs[RMBD_TARGET_ATTR_EXPORT_FORCE]));
+	if (ret == -EBUSY)
+		NL_SET_ERR_MSG(info->extack,
+			       "export has client sessions; use force to tear them down");
+out_unlock:
+	mutex_unlock(&rmbd_t_mutex);
+	return ret;
+}
+
+static int rmbd_t_export_get(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr **attrs = info->attrs;
+	struct rmbd_export *exp;
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, RMBD_TARGET_ATTR_EXPORT_NAME))
+		return -EINVAL;
+	mutex_lock(&rmbd_t_mutex);
+	exp = rmbd_export_find(nla_data(attrs[RMBD_TARGET_ATTR_EXPORT_NAME]));
+	if (exp) {
+		ret = rmbd_t_reply(info, exp, rmbd_t_fill_export_any);
+	} else {
+		NL_SET_ERR_MSG_ATTR(info->extack,
+				    attrs[RMBD_TARGET_ATTR_EXPORT_NAME],
+				    "no export with this name");
+		ret = -ENOENT;
+	}
+	mutex_unlock(&rmbd_t_mutex);
+	return ret;
+}
+
+static int rmbd_t_export_dump(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct rmbd_export *exp;
+	long idx = 0, start = cb->args[0];
+
+	mutex_lock(&rmbd_t_mutex);
+	list_for_each_entry(exp, &rmbd_t_exports, entry) {
+		if (idx++ < start)
+			continue;
+		if (rmbd_t_fill_export(skb, exp, NETLINK_CB(cb->skb).portid,
+				       cb->nlh->nlmsg_seq, NLM_F_MULTI,
+				       RMBD_TARGET_CMD_EXPORT_GET)) {
+			idx--;
+			break;
+		}
+	}
+	mutex_unlock(&rmbd_t_mutex);
+	cb->args[0] = idx;
+	return skb->len;
+}
+
+static u16 rmbd_t_port(struct genl_info *info)
+{
+	struct nlattr *a = info->attrs[RMBD_TARGET_ATTR_LISTENER_PORT];
+
+	return a ? nla_get_u16(a) : RMBD_DEFAULT_PORT;
+}
+
+static int rmbd_t_listener_add(struct sk_buff *skb, struct genl_info *info)
+{
+	struct rmbd_listener *l;
+	const char *why = NULL;
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, RMBD_TARGET_ATTR_LISTENER_ADDR))
+		return -EINVAL;
+	mutex_lock(&rmbd_t_mutex);
+	ret = rmbd_listener_add(nla_data(info->attrs[RMBD_TARGET_ATTR_LISTENER_ADDR]),
+				rmbd_t_port(info), &l, &why);
+	if (!ret)
+		ret = rmbd_t_reply(info, l, rmbd_t_fill_listener_any);
+	mutex_unlock(&rmbd_t_mutex);
+	rmbd_set_err(info->extack,
+		     info->attrs[RMBD_TARGET_ATTR_LISTENER_ADDR], why);
+	return ret;
+}
+
+static int rmbd_t_listener_del(struct sk_buff *skb, struct genl_info *info)
+{
+	const char *why = NULL;
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, RMBD_TARGET_ATTR_LISTENER_ADDR))
+		return -EINVAL;
+	ret = rmbd_listener_del(nla_data(info->attrs[RMBD_TARGET_ATTR_LISTENER_ADDR]),
+				rmbd_t_port(info), &why);
+	rmbd_set_err(info->extack,
+		     info->attrs[RMBD_TARGET_ATTR_LISTENER_ADDR], why);
+	return ret;
+}
+
+static int rmbd_t_listener_dump(struct sk_buff *skb,
+				struct netlink_callback *cb)
+{
+	struct rmbd_listener *l;
+	long idx = 0, start = cb->args[0];
+
+	mutex_lock(&rmbd_t_mutex);
+	list_for_each_entry(l, &rmbd_t_listeners, entry) {
+		if (idx++ < start)
+			continue;
+		if (rmbd_t_fill_listener(skb, l, NETLINK_CB(cb->skb).portid,
+					 cb->nlh->nlmsg_seq, NLM_F_MULTI,
+					 RMBD_TARGET_CMD_LISTENER_GET)) {
+			idx--;
+			break;
+		}
+	}
+	mutex_unlock(&rmbd_t_mutex);
+	cb->args[0] = idx;
+	return skb->len;
+}
+
+static const struct genl_ops rmbd_t_ops[] = {
+	{
+		.cmd	= RMBD_TARGET_CMD_EXPORT_ADD,
+		.flags	= GENL_ADMIN_PERM,
+		.doit	= rmbd_t_export_add,
+	},
+	{
+		.cmd	= RMBD_TARGET_CMD_EXPORT_DEL,
+		.flags	= GENL_ADMIN_PERM,
+		.doit	= rmbd_t_export_del,
+	},
+	{
+		.cmd	= RMBD_TARGET_CMD_EXPORT_GET,
+		.flags	= GENL_ADMIN_PERM,
+		.doit	= rmbd_t_export_get,
+		.dumpit	= rmbd_t_export_dump,
+	},
+	{
+		.cmd	= RMBD_TARGET_CMD_LISTENER_ADD,
+		.flags	= GENL_ADMIN_PERM,
+		.doit	= rmbd_t_listener_add,
+	},
+	{
+		.cmd	= RMBD_TARGET_CMD_LISTENER_DEL,
+		.flags	= GENL_ADMIN_PERM,
+		.doit	= rmbd_t_listener_del,
+	},
+	{
+		.cmd	= RMBD_TARGET_CMD_LISTENER_GET,
+		.flags	= GENL_ADMIN_PERM,
+		.dumpit	= rmbd_t_listener_dump,
+	},
+};
+
+static struct genl_family rmbd_t_family __ro_after_init = {
+	.name		= RMBD_TARGET_GENL_NAME,
+	.version	= RMBD_TARGET_GENL_VERSION,
+	.maxattr	= RMBD_TARGET_ATTR_MAX,
+	.policy		= rmbd_t_policy,
+	.module		= THIS_MODULE,
+	.ops		= rmbd_t_ops,
+	.n_ops		= ARRAY_SIZE(rmbd_t_ops),
+	/* Strict validation for every command. */
+	.resv_start_op	= RMBD_TARGET_CMD_LISTENER_GET + 1,
+	.parallel_ops	= true,
+	.netnsok	= false,
+};
+
+int rmbd_t_netlink_init(void)
+{
+	return genl_register_family(&rmbd_t_family);
+}
+
+void rmbd_t_netlink_exit(void)
+{
+	genl_unregister_family(&rmbd_t_family);
+}

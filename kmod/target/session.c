@@ -1,0 +1,713 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rmbd target: client sessions, their queues and the admin protocol.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/slab.h>
+#include <linux/random.h>
+#include <linux/sched/mm.h>
+#include <rdma/ib_cm.h>
+#include "target.h"
+
+#define RMBD_T_WR_TIMEOUT	(10 * HZ)
+
+static void rmbd_t_qp_event(struct ib_event *ev, void *ctx)
+{
+	pr_debug("QP event %s (%d)\n", ib_event_msg(ev->event), ev->event);
+}
+
+void rmbd_t_session_schedule_release(struct rmbd_t_session *sess)
+{
+	/* Only the first caller queues the work: it never runs twice. */
+	if (!test_and_set_bit(RMBD_T_SESS_RELEASING, &sess->flags))
+		queue_work(rmbd_t_wq, &sess->release_work);
+}
+
+static void rmbd_t_wr_error(struct rmbd_t_session *sess, struct ib_wc *wc,
+			    const char *op)
+{
+	if (wc->status != IB_WC_WR_FLUSH_ERR)
+		pr_info("session %llx: %s failed: %s (%d)\n", sess->id, op,
+			ib_wc_status_msg(wc->status), wc->status);
+	rmbd_t_session_schedule_release(sess);
+}
+
+static void rmbd_t_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rmbd_t_session *sess =
+		container_of(wc->wr_cqe, struct rmbd_t_session, send_cqe);
+
+	sess->wr_status = wc->status;
+	if (unlikely(wc->status != IB_WC_SUCCESS))
+		rmbd_t_wr_error(sess, wc, "SEND");
+	complete(&sess->send_done);
+}
+
+static void rmbd_t_reg_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rmbd_t_session *sess =
+		container_of(wc->wr_cqe, struct rmbd_t_session, reg_cqe);
+
+	sess->wr_status = wc->status;
+	if (unlikely(wc->status != IB_WC_SUCCESS))
+		rmbd_t_wr_error(sess, wc, "REG_MR");
+	complete(&sess->reg_done);
+}
+
+static void rmbd_t_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rmbd_t_recv *r = container_of(wc->wr_cqe, struct rmbd_t_recv,
+					     cqe);
+	struct rmbd_t_session *sess = r->sess;
+
+	if (unlikely(wc->status != IB_WC_SUCCESS)) {
+		rmbd_t_wr_error(sess, wc, "RECV");
+		return;
+	}
+	r->len = wc->byte_len;
+	spin_lock_bh(&sess->recv_lock);
+	list_add_tail(&r->entry, &sess->recv_pending);
+	spin_unlock_bh(&sess->recv_lock);
+	queue_work(rmbd_t_wq, &sess->msg_work);
+}
+
+static int rmbd_t_post_recv(struct rmbd_t_session *sess, struct rmbd_t_recv *r)
+{
+	struct ib_sge sge = {
+		.addr	= r->dma,
+		.length	= RMBD_MSG_SIZE,
+		.lkey	= sess->pd->local_dma_lkey,
+	};
+	struct ib_recv_wr wr = {
+		.wr_cqe		= &r->cqe,
+		.sg_list	= &sge,
+		.num_sge	= 1,
+	};
+
+	ib_dma_sync_single_for_device(sess->ibdev, r->dma, RMBD_MSG_SIZE,
+				      DMA_FROM_DEVICE);
+	return ib_post_recv(sess->admin.cm_id->qp, &wr, NULL);
+}
+
+static int rmbd_t_wait_wr(struct rmbd_t_session *sess, struct completion *c)
+{
+	if (!wait_for_completion_timeout(c, RMBD_T_WR_TIMEOUT))
+		return -ETIMEDOUT;
+	return sess->wr_status == IB_WC_SUCCESS ? 0 : -EIO;
+}
+
+static int rmbd_t_send(struct rmbd_t_session *sess, size_t len)
+{
+	struct ib_sge sge = {
+		.addr	= sess->send_dma,
+		.length	= len,
+		.lkey	= sess->pd->local_dma_lkey,
+	};
+	struct ib_send_wr wr = {
+		.wr_cqe		= &sess->send_cqe,
+		.opcode		= IB_WR_SEND,
+		.send_flags	= IB_SEND_SIGNALED,
+		.sg_list	= &sge,
+		.num_sge	= 1,
+	};
+	int ret;
+
+	ib_dma_sync_single_for_device(sess->ibdev, sess->send_dma,
+				      RMBD_MSG_SIZE, DMA_TO_DEVICE);
+	reinit_completion(&sess->send_done);
+	ret = ib_post_send(sess->admin.cm_id->qp, &wr, NULL);
+	if (ret)
+		return ret;
+	return rmbd_t_wait_wr(sess, &sess->send_done);
+}
+
+static void rmbd_t_unmap_slab(struct rmbd_t_session *sess, u32 idx)
+{
+	struct rmbd_t_map *map = &sess->maps[idx];
+
+	if (map->mr) {
+		/* Deregistration invalidates the rkey for good. */
+		ib_dereg_mr(map->mr);
+		map->mr = NULL;
+		atomic_dec(&sess->export->nr_mapped);
+	}
+	if (map->nents) {
+		ib_dma_unmap_sg(sess->ibdev, map->sgt.sgl, map->sgt.orig_nents,
+				DMA_BIDIRECTIONAL);
+		map->nents = 0;
+	}
+	if (map->sgt.sgl)
+		sg_free_table(&map->sgt);
+}
+
+static int rmbd_t_map_slab(struct rmbd_t_session *sess, u32 idx)
+{
+	struct rmbd_slab *slab = &sess->export->slabs[idx];
+	struct rmbd_t_map *map = &sess->maps[idx];
+	struct scatterlist *sg;
+	struct ib_reg_wr wr = { };
+	struct ib_mr *mr;
+	u64 left = slab->len;
+	int i, n, ret;
+
+	if (slab->nr_chunks > sess->ibdev->attrs.max_fast_reg_page_list_len)
+		return -E2BIG;
+	ret = sg_alloc_table(&map->sgt, slab->nr_chunks, GFP_KERNEL);
+	if (ret)
+		return ret;
+	for_each_sgtable_sg(&map->sgt, sg, i) {
+		u32 len = min_t(u64, left, RMBD_CHUNK_SIZE);
+
+		sg_set_page(sg, slab->chunks[i], len, 0);
+		left -= len;
+	}
+	map->nents = ib_dma_map_sg(sess->ibdev, map->sgt.sgl,
+				   map->sgt.orig_nents, DMA_BIDIRECTIONAL);
+	if (!map->nents) {
+		ret = -ENOMEM;
+		goto out_unmap;
+	}
+	mr = ib_alloc_mr(sess->pd, IB_MR_TYPE_MEM_REG, slab->nr_chunks);
+	if (IS_ERR(mr)) {
+		ret = PTR_ERR(mr);
+		goto out_unmap;
+	}
+	n = ib_map_mr_sg(mr, map->sgt.sgl, map->nents, NULL, RMBD_CHUNK_SIZE);
+	if (n != map->nents) {
+		ret = n < 0 ? n : -EINVAL;
+		goto out_dereg;
+	}
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+
+	wr.wr.opcode = IB_WR_REG_MR;
+	wr.wr.wr_cqe = &sess->reg_cqe;
+	wr.wr.send_flags = IB_SEND_SIGNALED;
+	wr.mr = mr;
+	wr.key = mr->rkey;
+	wr.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
+		    IB_ACCESS_REMOTE_WRITE;
+	reinit_completion(&sess->reg_done);
+	ret = ib_post_send(sess->admin.cm_id->qp, &wr.wr, NULL);
+	if (!ret)
+		ret = rmbd_t_wait_wr(sess, &sess->reg_done);
+	if (ret)
+		goto out_dereg;
+	map->mr = mr;
+	atomic_inc(&sess->export->nr_mapped);
+	return 0;
+
+out_dereg:
+	ib_dereg_mr(mr);
+out_unmap:
+	rmbd_t_unmap_slab(sess, idx);
+	return ret;
+}
+
+static int rmbd_t_handle_open(struct rmbd_t_session *sess,
+			      const struct rmbd_open_req *req)
+{
+	struct rmbd_open_rsp *rsp = sess->send_buf;
+	struct rmbd_export *exp;
+	struct rmbd_t_map *maps = NULL;
+	int ret = 0;
+
+	if (READ_ONCE(sess->export))
+		return -EBUSY;
+	mutex_lock(&rmbd_t_mutex);
+	exp = rmbd_export_find(req->name);
+	if (!exp) {
+		ret = -ENOENT;
+		goto out_unlock;
+	}
+	maps = kvcalloc(exp->nr_slabs, sizeof(*maps), GFP_KERNEL);
+	if (!maps) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	kref_get(&exp->ref);
+	list_add_tail(&sess->export_entry, &exp->sessions);
+	exp->nr_sessions++;
+	sess->maps = maps;
+	WRITE_ONCE(sess->export, exp);
+	rsp->size = cpu_to_le64(exp->size);
+	rsp->slab_size = cpu_to_le64(exp->slab_size);
+	rsp->nr_slabs = cpu_to_le32(exp->nr_slabs);
+out_unlock:
+	mutex_unlock(&rmbd_t_mutex);
+	return ret;
+}
+
+static int rmbd_t_handle_map(struct rmbd_t_session *sess,
+			     const struct rmbd_map_req *req)
+{
+	struct rmbd_map_rsp *rsp = sess->send_buf;
+	u32 idx = le32_to_cpu(req->slab);
+	struct ib_mr *mr;
+	int ret;
+
+	if (!sess->export)
+		return -EBADFD;
+	if (idx >= sess->export->nr_slabs)
+		return -ERANGE;
+	if (!sess->maps[idx].mr) {
+		ret = rmbd_t_map_slab(sess, idx);
+		if (ret)
+			return ret;
+	}
+	mr = sess->maps[idx].mr;
+	rsp->addr = cpu_to_le64(mr->iova);
+	rsp->len = cpu_to_le64(mr->length);
+	rsp->rkey = cpu_to_le32(mr->rkey);
+	rsp->slab = cpu_to_le32(idx);
+	return 0;
+}
+
+/* Handle one admin request and send the reply. */
+static void rmbd_t_handle_msg(struct rmbd_t_session *sess, void *buf, u32 len)
+{
+	struct rmbd_msg_hdr *hdr = sess->send_buf;
+	size_t rsp_len = sizeof(*hdr);
+	u16 opcode = 0;
+	int ret;
+
+	memset(sess->send_buf, 0, RMBD_MSG_SIZE);
+	ret = rmbd_check_msg(buf, len, &opcode);
+	if (ret == -EPROTO || (!ret && (opcode & RMBD_OP_REPLY))) {
+		pr_info("session %llx: malformed admin message, closing\n",
+			sess->id);
+		rmbd_t_session_schedule_release(sess);
+		return;
+	}
+	if (!ret) {
+		switch (opcode) {
+		case RMBD_OP_OPEN:
+			ret = rmbd_t_handle_open(sess, buf);
+			rsp_len = sizeof(struct rmbd_open_rsp);
+			break;
+		case RMBD_OP_MAP:
+			ret = rmbd_t_handle_map(sess, buf);
+			rsp_len = sizeof(struct rmbd_map_rsp);
+			break;
+		case RMBD_OP_CLOSE:
+			break;
+		}
+	}
+	if (ret) {
+		memset(sess->send_buf, 0, RMBD_MSG_SIZE);
+		rsp_len = sizeof(*hdr);
+	}
+	hdr->opcode = cpu_to_le16(opcode | RMBD_OP_REPLY);
+	hdr->status = cpu_to_le16(-ret);
+	hdr->tag = ((struct rmbd_msg_hdr *)buf)->tag;
+	if (rmbd_t_send(sess, rsp_len) || opcode == RMBD_OP_CLOSE)
+		rmbd_t_session_schedule_release(sess);
+}
+
+static void rmbd_t_msg_work(struct work_struct *work)
+{
+	struct rmbd_t_session *sess =
+		container_of(work, struct rmbd_t_session, msg_work);
+	struct rmbd_t_recv *r;
+
+	for (;;) {
+		spin_lock_bh(&sess->recv_lock);
+		r = list_first_entry_or_null(&sess->recv_pending,
+					     struct rmbd_t_recv, entry);
+		if (r)
+			list_del(&r->entry);
+		spin_unlock_bh(&sess->recv_lock);
+		if (!r)
+			break;
+		if (test_bit(RMBD_T_SESS_RELEASING, &sess->flags))
+			continue;
+		ib_dma_sync_single_for_cpu(sess->ibdev, r->dma, RMBD_MSG_SIZE,
+					   DMA_FROM_DEVICE);
+		rmbd_t_handle_msg(sess, r->buf, r->len);
+		if (!test_bit(RMBD_T_SESS_RELEASING, &sess->flags) &&
+		    rmbd_t_post_recv(sess, r))
+			rmbd_t_session_schedule_release(sess);
+	}
+}
+
+static int rmbd_t_queue_create(struct rmbd_t_session *sess,
+			       struct rmbd_t_queue *q, struct rdma_cm_id *cm_id,
+			       unsigned int send_wr, unsigned int recv_wr)
+{
+	struct ib_qp_init_attr attr = { };
+	int ret;
+
+	q->kind = RMBD_T_CTX_QUEUE;
+	q->sess = sess;
+	/* +1 each for drain */
+	q->cq_size = send_wr + recv_wr + 2;
+	q->cq = ib_alloc_cq(sess->ibdev, q, q->cq_size,
+			    q->qid % sess->ibdev->num_comp_vectors,
+			    IB_POLL_WORKQUEUE);
+	if (IS_ERR(q->cq))
+		return PTR_ERR(q->cq);
+
+	attr.event_handler = rmbd_t_qp_event;
+	attr.qp_context = q;
+	attr.cap.max_send_wr = send_wr + 1;
+	attr.cap.max_recv_wr = recv_wr + 1;
+	attr.cap.max_send_sge = 1;
+	attr.cap.max_recv_sge = 1;
+	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
+	attr.qp_type = IB_QPT_RC;
+	attr.send_cq = q->cq;
+	attr.recv_cq = q->cq;
+	ret = rdma_create_qp(cm_id, sess->pd, &attr);
+	if (ret) {
+		ib_free_cq(q->cq);
+		q->cq = NULL;
+		return ret;
+	}
+	q->has_qp = true;
+	q->cm_id = cm_id;
+	return 0;
+}
+
+/* Undo rmbd_t_queue_create(); the cm_id is the caller's business. */
+static void rmbd_t_queue_destroy(struct rmbd_t_queue *q)
+{
+	if (q->has_qp) {
+		rdma_destroy_qp(q->cm_id);
+		q->has_qp = false;
+	}
+	if (q->cq) {
+		ib_free_cq(q->cq);
+		q->cq = NULL;
+	}
+}
+
+static int rmbd_t_accept(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev,
+			 u64 session_id)
+{
+	struct ib_device_attr *attrs = &cm_id->device->attrs;
+	struct rdma_conn_param param = { };
+	struct rmbd_cm_rep rep = { };
+
+	rep.magic = cpu_to_le32(RMBD_PROTO_MAGIC);
+	rep.version = cpu_to_le16(RMBD_PROTO_VERSION);
+	rep.session_id = cpu_to_le64(session_id);
+	param.private_data = &rep;
+	param.private_data_len = sizeof(rep);
+	param.flow_control = 1;
+	param.rnr_retry_count = 7;
+	/* The client reads from us: grant what it asked for, if we can. */
+	param.responder_resources = min_t(u32, ev->param.conn.responder_resources,
+					  attrs->max_qp_rd_atom);
+	param.initiator_depth = min_t(u32, ev->param.conn.initiator_depth,
+				      attrs->max_qp_init_rd_atom);
+	return rdma_accept(cm_id, &param);
+}
+
+static void rmbd_t_session_free_bufs(struct rmbd_t_session *sess)
+{
+	int i;
+
+	for (i = 0; i < RMBD_T_ADMIN_RECVS; i++) {
+		struct rmbd_t_recv *r = &sess->recv[i];
+
+		if (!r->buf)
+			continue;
+		ib_dma_unmap_single(sess->ibdev, r->dma, RMBD_MSG_SIZE,
+				    DMA_FROM_DEVICE);
+		kfree(r->buf);
+		r->buf = NULL;
+	}
+	if (sess->send_buf) {
+		ib_dma_unmap_single(sess->ibdev, sess->send_dma, RMBD_MSG_SIZE,
+				    DMA_TO_DEVICE);
+		kfree(sess->send_buf);
+		sess->send_buf = NULL;
+	}
+}
+
+static int rmbd_t_session_alloc_bufs(struct rmbd_t_session *sess)
+{
+	int i;
+
+	sess->send_buf = kzalloc(RMBD_MSG_SIZE, GFP_KERNEL);
+	if (!sess->send_buf)
+		return -ENOMEM;
+	sess->send_dma = ib_dma_map_single(sess->ibdev, sess->send_buf,
+					   RMBD_MSG_SIZE, DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(sess->ibdev, sess->send_dma)) {
+		kfree(sess->send_buf);
+		sess->send_buf = NULL;
+		return -ENOMEM;
+	}
+	for (i = 0; i < RMBD_T_ADMIN_RECVS; i++) {
+		struct rmbd_t_recv *r = &sess->recv[i];
+
+		r->sess = sess;
+		r->cqe.done = rmbd_t_recv_done;
+		r->buf = kzalloc(RMBD_MSG_SIZE, GFP_KERNEL);
+		if (!r->buf)
+			goto out_free;
+		r->dma = ib_dma_map_single(sess->ibdev, r->buf, RMBD_MSG_SIZE,
+					   DMA_FROM_DEVICE);
+		if (ib_dma_mapping_error(sess->ibdev, r->dma)) {
+			kfree(r->buf);
+			r->buf = NULL;
+			goto out_free;
+		}
+	}
+	return 0;
+
+out_free:
+	rmbd_t_session_free_bufs(sess);
+	return -ENOMEM;
+}
+
+static void rmbd_t_release_work(struct work_struct *work);
+
+/* A client opens a session: its admin queue connects. */
+static int rmbd_t_session_create(struct rdma_cm_id *cm_id,
+				 struct rdma_cm_event *ev)
+{
+	struct rmbd_t_session *sess;
+	int i, ret;
+
+	sess = kzalloc(sizeof(*sess), GFP_KERNEL);
+	if (!sess)
+		return -RMBD_REJ_NOMEM;
+	sess->ioq = kcalloc(RMBD_MAX_IO_QUEUES_WIRE, sizeof(*sess->ioq),
+			    GFP_KERNEL);
+	if (!sess->ioq)
+		goto out_free_sess;
+	do {
+		sess->id = get_random_u64();
+	} while (!sess->id);
+	sess->ibdev = cm_id->device;
+	INIT_LIST_HEAD(&sess->export_entry);
+	INIT_LIST_HEAD(&sess->recv_pending);
+	spin_lock_init(&sess->recv_lock);
+	INIT_WORK(&sess->msg_work, rmbd_t_msg_work);
+	INIT_WORK(&sess->release_work, rmbd_t_release_work);
+	init_completion(&sess->send_done);
+	init_completion(&sess->reg_done);
+	sess->send_cqe.done = rmbd_t_send_done;
+	sess->reg_cqe.done = rmbd_t_reg_done;
+
+	sess->pd = ib_alloc_pd(sess->ibdev, 0);
+	if (IS_ERR(sess->pd))
+		goto out_free_ioq;
+	ret = rmbd_t_session_alloc_bufs(sess);
+	if (ret)
+		goto out_dealloc_pd;
+	sess->admin.qtype = RMBD_QUEUE_ADMIN;
+	/* SEND, REG_MR */
+	ret = rmbd_t_queue_create(sess, &sess->admin, cm_id, 2,
+				  RMBD_T_ADMIN_RECVS);
+	if (ret)
+		goto out_free_bufs;
+	for (i = 0; i < RMBD_T_ADMIN_RECVS; i++) {
+		ret = rmbd_t_post_recv(sess, &sess->recv[i]);
+		if (ret)
+			goto out_destroy_queue;
+	}
+	cm_id->context = &sess->admin;
+	ret = rmbd_t_accept(cm_id, ev, sess->id);
+	if (ret)
+		goto out_destroy_queue;
+
+	mutex_lock(&rmbd_t_mutex);
+	list_add_tail(&sess->entry, &rmbd_t_sessions);
+	mutex_unlock(&rmbd_t_mutex);
+	pr_debug("session %llx: admin queue from %pISp\n", sess->id,
+		 &cm_id->route.addr.dst_addr);
+	return 0;
+
+out_destroy_queue:
+	/* Flushed receives must not schedule a release of this session. */
+	set_bit(RMBD_T_SESS_RELEASING, &sess->flags);
+	ib_drain_qp(cm_id->qp);
+	rmbd_t_queue_destroy(&sess->admin);
+out_free_bufs:
+	rmbd_t_session_free_bufs(sess);
+out_dealloc_pd:
+	ib_dealloc_pd(sess->pd);
+out_free_ioq:
+	kfree(sess->ioq);
+out_free_sess:
+	kfree(sess);
+	return -RMBD_REJ_NOMEM;
+}
+
+/* An I/O queue of an existing, opened session connects. */
+static int rmbd_t_ioq_create(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev,
+			     const struct rmbd_cm_req *req)
+{
+	u64 id = le64_to_cpu(req->session_id);
+	u16 qid = le16_to_cpu(req->qid);
+	struct rmbd_t_session *sess;
+	struct rmbd_t_queue *q;
+	int ret;
+
+	mutex_lock(&rmbd_t_mutex);
+	list_for_each_entry(sess, &rmbd_t_sessions, entry)
+		if (sess->id == id)
+			goto found;
+	ret = -RMBD_REJ_SESSION;
+	goto out_unlock;
+found:
+	ret = -RMBD_REJ_SESSION;
+	if (test_bit(RMBD_T_SESS_RELEASING, &sess->flags) || !sess->export)
+		goto out_unlock;
+	ret = -RMBD_REJ_DEVICE;
+	if (cm_id->device != sess->ibdev)
+		goto out_unlock;
+	ret = -RMBD_REJ_BUSY;
+	if (sess->ioq[qid])
+		goto out_unlock;
+	ret = -RMBD_REJ_NOMEM;
+	q = kzalloc(sizeof(*q), GFP_KERNEL);
+	if (!q)
+		goto out_unlock;
+	q->qtype = RMBD_QUEUE_IO;
+	q->qid = qid;
+	/* Only one-sided operations arrive: nothing but the drain is posted. */
+	if (rmbd_t_queue_create(sess, q, cm_id, 0, 0))
+		goto out_free_q;
+	cm_id->context = q;
+	if (rmbd_t_accept(cm_id, ev, sess->id))
+		goto out_destroy_queue;
+	sess->ioq[qid] = q;
+	mutex_unlock(&rmbd_t_mutex);
+	return 0;
+
+out_destroy_queue:
+	rmbd_t_queue_destroy(q);
+out_free_q:
+	kfree(q);
+out_unlock:
+	mutex_unlock(&rmbd_t_mutex);
+	return ret;
+}
+
+static int rmbd_t_connect_request(struct rdma_cm_id *cm_id,
+				  struct rdma_cm_event *ev)
+{
+	struct rmbd_cm_req req;
+	struct rmbd_cm_rej rej;
+	int ret;
+
+	ret = rmbd_check_cm_req(ev->param.conn.private_data,
+				ev->param.conn.private_data_len, &req);
+	if (!ret) {
+		if (le16_to_cpu(req.qtype) == RMBD_QUEUE_ADMIN)
+			ret = rmbd_t_session_create(cm_id, ev);
+		else
+			ret = rmbd_t_ioq_create(cm_id, ev, &req);
+	}
+	if (!ret)
+		return 0;
+	rmbd_fill_cm_rej(&rej, -ret);
+	rdma_reject(cm_id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
+	/* Non-zero: rdma_cm destroys this id for us. */
+	return -ECONNREFUSED;
+}
+
+/**
+ * rmbd_t_cm_handler() - rdma_cm events of listeners and queues
+ * @cm_id: the id; its context is a listener until a connect request
+ *	made it a queue
+ * @ev: the event
+ *
+ * Never destroys an id of its own; teardown runs from rmbd_t_wq.
+ */
+int rmbd_t_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev)
+{
+	struct rmbd_t_queue *q;
+
+	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+		return rmbd_t_connect_request(cm_id, ev);
+	if (rmbd_t_is_listener(cm_id))
+		return rmbd_t_listener_event(cm_id, ev);
+
+	q = cm_id->context;
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ESTABLISHED:
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_REJECTED:
+	case RDMA_CM_EVENT_ADDR_CHANGE:
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		rmbd_t_session_schedule_release(q->sess);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static void rmbd_t_release_work(struct work_struct *work)
+{
+	struct rmbd_t_session *sess =
+		container_of(work, struct rmbd_t_session, release_work);
+	struct rmbd_export *exp;
+	int i;
+
+	/* No queue joins once the session is off the list. */
+	mutex_lock(&rmbd_t_mutex);
+	list_del_init(&sess->entry);
+	mutex_unlock(&rmbd_t_mutex);
+
+	for (i = 0; i < RMBD_MAX_IO_QUEUES_WIRE; i++) {
+		if (!sess->ioq[i])
+			continue;
+		rdma_disconnect(sess->ioq[i]->cm_id);
+		ib_drain_qp(sess->ioq[i]->cm_id->qp);
+	}
+	rdma_disconnect(sess->admin.cm_id);
+	ib_drain_qp(sess->admin.cm_id->qp);
+	cancel_work_sync(&sess->msg_work);
+
+	for (i = 0; i < RMBD_MAX_IO_QUEUES_WIRE; i++)
+		if (sess->ioq[i])
+			rmbd_t_queue_destroy(sess->ioq[i]);
+	rmbd_t_queue_destroy(&sess->admin);
+
+	exp = sess->export;
+	if (exp) {
+		for (i = 0; i < exp->nr_slabs; i++)
+			rmbd_t_unmap_slab(sess, i);
+		kvfree(sess->maps);
+		mutex_lock(&rmbd_t_mutex);
+		list_del(&sess->export_entry);
+		exp->nr_sessions--;
+		mutex_unlock(&rmbd_t_mutex);
+		rmbd_export_put(exp);
+	}
+	rmbd_t_session_free_bufs(sess);
+	ib_dealloc_pd(sess->pd);
+
+	/* Last: the ids keep the device from going away under us. */
+	for (i = 0; i < RMBD_MAX_IO_QUEUES_WIRE; i++) {
+		if (!sess->ioq[i])
+			continue;
+		rdma_destroy_id(sess->ioq[i]->cm_id);
+		kfree(sess->ioq[i]);
+	}
+	rdma_destroy_id(sess->admin.cm_id);
+	pr_debug("session %llx: released\n", sess->id);
+	kfree(sess->ioq);
+	kfree(sess);
+}
+
+/* Tear every session down; used when the module goes away. */
+void rmbd_t_release_all(void)
+{
+	struct rmbd_t_session *sess;
+
+	mutex_lock(&rmbd_t_mutex);
+	list_for_each_entry(sess, &rmbd_t_sessions, entry)
+		rmbd_t_session_schedule_release(sess);
+	mutex_unlock(&rmbd_t_mutex);
+	flush_workqueue(rmbd_t_wq);
+}

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rmbd target: exports of local RAM, served to clients over RDMA.
+ *
+ * Objects and their lifetimes:
+ *  - an export owns its memory, allocated in slabs of 2 MiB chunks; it is
+ *    reference counted so that sessions can outlive its deletion while
+ *    they are torn down;
+ *  - a listener owns one listening rdma_cm id;
+ *  - a session is one client: one admin queue and up to
+ *    RMBD_MAX_IO_QUEUES_WIRE I/O queues, a protection domain of its own,
+ *    and one memory registration per slab the client mapped.  Only queues of
+ *    that session can use its rkeys.
+ * rmbd_t_mutex protects the lists and the links between these objects.
+ */
+#ifndef RMBD_TARGET_H
+#define RMBD_TARGET_H
+
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/workqueue.h>
+#include <linux/scatterlist.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+#include <linux/rmbd_target.h>
+#include "proto.h"
+
+#define RMBD_T_ADMIN_RECVS	4
+
+struct rmbd_slab {
+	struct page		**chunks;
+	unsigned int		nr_chunks;
+	u64			len;
+};
+
+struct rmbd_export {
+	struct kref		ref;
+	struct list_head	entry;		/* rmbd_t_exports */
+	char			name[RMBD_EXPORT_NAME_MAX];
+	u64			size;
+	u64			slab_size;
+	u32			nr_slabs;
+	struct rmbd_slab	*slabs;
+	u64			mem;
+	struct list_head	sessions;
+	unsigned int		nr_sessions;
+	atomic_t		nr_mapped;
+	bool			deleted;
+};
+
+struct rmbd_t_session;
+
+/* What an rdma_cm id's context points to. */
+enum rmbd_t_ctx_kind {
+	RMBD_T_CTX_LISTENER = 1,
+	RMBD_T_CTX_QUEUE,
+};
+
+struct rmbd_t_queue {
+	enum rmbd_t_ctx_kind	kind;
+	struct rmbd_t_session	*sess;
+	struct rdma_cm_id	*cm_id;
+	struct ib_cq		*cq;
+	unsigned int		cq_size;
+	u16			qid;
+	u16			qtype;
+	bool			has_qp;
+};
+
+struct rmbd_t_recv {
+	struct ib_cqe		cqe;
+	struct list_head	entry;
+	struct rmbd_t_session	*sess;
+	void			*buf;
+	u64			dma;
+	u32			len;
+};
+
+/* One slab registered for one session. */
+struct rmbd_t_map {
+	struct ib_mr		*mr;
+	struct sg_table		sgt;
+	int			nents;
+};
+
+enum {
+	RMBD_T_SESS_RELEASING,
+};
+
+struct rmbd_t_session {
+	struct list_head	entry;		/* rmbd_t_sessions */
+	struct list_head	export_entry;	/* export->sessions */
+	u64			id;
+	unsigned long		flags;
+	struct ib_device	*ibdev;
+	struct ib_pd		*pd;
+	struct rmbd_export	*export;
+	struct rmbd_t_map	*maps;
+
+	struct rmbd_t_queue	admin;
+	struct rmbd_t_queue	**ioq;		/* [RMBD_MAX_IO_QUEUES_WIRE] */
+
+	struct rmbd_t_recv	recv[RMBD_T_ADMIN_RECVS];
+	spinlock_t		recv_lock;
+	struct list_head	recv_pending;
+	struct work_struct	msg_work;
+
+	void			*send_buf;
+	u64			send_dma;
+	struct ib_cqe		send_cqe;
+	struct ib_cqe		reg_cqe;
+	struct completion	send_done;
+	struct completion	reg_done;
+	int			wr_status;
+
+	struct work_struct	release_work;
+};
+
+struct rmbd_listener {
+	enum rmbd_t_ctx_kind	kind;
+	struct list_head	entry;
+	struct work_struct	remove_work;
+	struct rdma_cm_id	*cm_id;
+	struct sockaddr_storage	addr;
+	char			addr_str[RMBD_ADDR_MAX];
+	u16			port;
+};
+
+extern struct mutex rmbd_t_mutex;
+extern struct list_head rmbd_t_exports;
+extern struct list_head rmbd_t_sessions;
+extern struct list_head rmbd_t_listeners;
+extern struct workqueue_struct *rmbd_t_wq;
+
+/* export.c */
+struct rmbd_export *rmbd_export_find(const char *name);
+int rmbd_export_create(const char *name, u64 size, u64 slab_size,
+		       struct rmbd_export **out, const char **why);
+void rmbd_export_put(struct rmbd_export *exp);
+int rmbd_export_delete(struct rmbd_export *exp, bool force);
+u64 rmbd_exports_mem(void);
+
+/* session.c */
+int rmbd_t_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev);
+void rmbd_t_session_schedule_release(struct rmbd_t_session *sess);
+void rmbd_t_release_all(void);
+
+static inline bool rmbd_t_is_listener(struct rdma_cm_id *cm_id)
+{
+	return *(enum rmbd_t_ctx_kind *)cm_id->context == RMBD_T_CTX_LISTENER;
+}
+
+/* main.c */
+int rmbd_t_listener_event(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev);
+int rmbd_listener_add(const char *addr, u16 port, struct rmbd_listener **out,
+		      const char **why);
+int rmbd_listener_del(const char *addr, u16 port, const char **why);
+
+/* netlink.c */
+int rmbd_t_netlink_init(void);
+void rmbd_t_netlink_exit(void);
+
+#endif /* RMBD_TARGET_H */

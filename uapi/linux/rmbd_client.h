@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * rmbd client: generic netlink interface.
+ *
+ * The client module connects to an export on a target and creates a
+ * block device /dev/rmbdN for it.  Every command needs CAP_NET_ADMIN; every
+ * refusal carries an extended-ack message.
+ */
+#ifndef _UAPI_LINUX_RMBD_CLIENT_H
+#define _UAPI_LINUX_RMBD_CLIENT_H
+
+#define RMBD_CLIENT_GENL_NAME		"rmbd_client"
+#define RMBD_CLIENT_GENL_VERSION	1
+
+/* rdma_cm port of the target when none is given (same as rmbd_target.h). */
+#ifndef RMBD_DEFAULT_PORT
+#define RMBD_DEFAULT_PORT		7470
+#endif
+
+#define RMBD_EXPORT_NAME_MAX		64	/* including the NUL */
+#define RMBD_ADDR_MAX			64	/* including the NUL */
+
+#define RMBD_MAX_IO_QUEUES		256
+#define RMBD_MAX_QUEUE_DEPTH		1024
+#define RMBD_DEFAULT_QUEUE_DEPTH	128
+
+/**
+ * enum rmbd_client_cmd - commands of the rmbd_client family
+ * @RMBD_CLIENT_CMD_DEV_CONNECT: connect to ADDR, [PORT], EXPORT_NAME,
+ *	[NR_IO_QUEUES], [QUEUE_DEPTH].  Replies with the new device.
+ * @RMBD_CLIENT_CMD_DEV_DISCONNECT: remove device DEV_INDEX.
+ * @RMBD_CLIENT_CMD_DEV_GET: dump devices, or get one by DEV_INDEX.
+ */
+enum rmbd_client_cmd {
+	RMBD_CLIENT_CMD_UNSPEC,
+	RMBD_CLIENT_CMD_DEV_CONNECT,
+	RMBD_CLIENT_CMD_DEV_DISCONNECT,
+	RMBD_CLIENT_CMD_DEV_GET,
+
+	__RMBD_CLIENT_CMD_MAX,
+	RMBD_CLIENT_CMD_MAX = __RMBD_CLIENT_CMD_MAX - 1
+};
+
+/**
+ * enum rmbd_dev_state - state of a client device
+ * @RMBD_DEV_STATE_CONNECTING: the session is being set up
+ * @RMBD_DEV_STATE_LIVE: I/O flows
+ * @RMBD_DEV_STATE_FAILED: a queue failed; I/O fails with EIO
+ * @RMBD_DEV_STATE_DELETING: being disconnected
+ */
+enum rmbd_dev_state {
+	RMBD_DEV_STATE_CONNECTING,
+	RMBD_DEV_STATE_LIVE,
+	RMBD_DEV_STATE_FAILED,
+	RMBD_DEV_STATE_DELETING,
+};
+
+/**
+ * enum rmbd_client_attr - attributes of the rmbd_client family
+ * @RMBD_CLIENT_ATTR_DEV_INDEX: u32, N of /dev/rmbdN
+ * @RMBD_CLIENT_ATTR_DEV_NAME: string, output: "rmbdN"
+ * @RMBD_CLIENT_ATTR_DEV_SIZE: u64, output: bytes
+ * @RMBD_CLIENT_ATTR_DEV_STATE: u8, output: enum rmbd_dev_state
+ * @RMBD_CLIENT_ATTR_ADDR: string, the target's IPv4 or IPv6 address
+ * @RMBD_CLIENT_ATTR_PORT: u16, default RMBD_DEFAULT_PORT
+ * @RMBD_CLIENT_ATTR_EXPORT_NAME: string, the export to open
+ * @RMBD_CLIENT_ATTR_NR_IO_QUEUES: u32, 1..RMBD_MAX_IO_QUEUES, default one
+ *	per online CPU
+ * @RMBD_CLIENT_ATTR_QUEUE_DEPTH: u32, 1..RMBD_MAX_QUEUE_DEPTH, default
+ *	RMBD_DEFAULT_QUEUE_DEPTH
+ * @RMBD_CLIENT_ATTR_SLAB_SIZE: u64, output: the export's slab size
+ * @RMBD_CLIENT_ATTR_PAD: padding for 64-bit attributes
+ */
+enum rmbd_client_attr {
+	RMBD_CLIENT_ATTR_UNSPEC,
+	RMBD_CLIENT_ATTR_DEV_INDEX,
+	RMBD_CLIENT_ATTR_DEV_NAME,
+	RMBD_CLIENT_ATTR_DEV_SIZE,
+	RMBD_CLIENT_ATTR_DEV_STATE,
+	RMBD_CLIENT_ATTR_ADDR,
+	RMBD_CLIENT_ATTR_PORT,
+	RMBD_CLIENT_ATTR_EXPORT_NAME,
+	RMBD_CLIENT_ATTR_NR_IO_QUEUES,
+	RMBD_CLIENT_ATTR_QUEUE_DEPTH,
+	RMBD_CLIENT_ATTR_SLAB_SIZE,
+	RMBD_CLIENT_ATTR_PAD,
+
+	__RMBD_CLIENT_ATTR_MAX,
+	RMBD_CLIENT_ATTR_MAX = __RMBD_CLIENT_ATTR_MAX - 1
+};
+
+#endif /* _UAPI_LINUX_RMBD_CLIENT_H */

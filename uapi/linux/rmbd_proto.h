@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * rmbd wire protocol, version 1.
+ *
+ * A session is one admin queue and N I/O queues, each an RC queue pair set
+ * up through rdma_cm.  The CM private data identifies the queue; the admin
+ * queue carries the small messages below as SEND/RECV; I/O queues carry only
+ * one-sided RDMA READ and WRITE from the client into memory the target
+ * registered for this session.  All fields are little endian; every
+ * structure has a fixed size with explicit reserved bytes, which senders zero
+ * and receivers ignore.
+ */
+#ifndef _UAPI_LINUX_RMBD_PROTO_H
+#define _UAPI_LINUX_RMBD_PROTO_H
+
+#include <linux/types.h>
+
+#define RMBD_PROTO_MAGIC	0x44424d52	/* "RMBD" on the wire */
+#define RMBD_PROTO_VERSION	1
+
+/* Every admin message fits in a buffer of this size. */
+#define RMBD_MSG_SIZE		128
+
+/* Bounds of struct rmbd_cm_req: qid and queue_depth. */
+#define RMBD_MAX_IO_QUEUES_WIRE		256
+#define RMBD_MAX_QUEUE_DEPTH_WIRE	1024
+
+enum rmbd_queue_type {
+	RMBD_QUEUE_ADMIN	= 0,
+	RMBD_QUEUE_IO		= 1,
+};
+
+/**
+ * struct rmbd_cm_req - private data of an rdma_cm connect request
+ * @magic: RMBD_PROTO_MAGIC
+ * @version: RMBD_PROTO_VERSION
+ * @qtype: enum rmbd_queue_type
+ * @qid: I/O queue index, 0..nr_io_queues-1; 0 for the admin queue
+ * @queue_depth: work requests the client keeps in flight on this queue
+ * @reserved: zero
+ * @session_id: for I/O queues, the id the admin queue's accept returned;
+ *	zero for the admin queue
+ */
+struct rmbd_cm_req {
+	__le32	magic;
+	__le16	version;
+	__le16	qtype;
+	__le16	qid;
+	__le16	queue_depth;
+	__le32	reserved;
+	__le64	session_id;
+};
+
+/**
+ * struct rmbd_cm_rep - private data of an rdma_cm accept
+ * @magic: RMBD_PROTO_MAGIC
+ * @version: version the target speaks on this session
+ * @reserved: zero
+ * @session_id: the session this queue belongs to
+ */
+struct rmbd_cm_rep {
+	__le32	magic;
+	__le16	version;
+	__le16	reserved;
+	__le64	session_id;
+};
+
+/**
+ * enum rmbd_cm_rej_reason - why a target refused a connection
+ * @RMBD_REJ_INVALID: private data too short or with a bad magic
+ * @RMBD_REJ_VERSION: protocol version not supported
+ * @RMBD_REJ_QTYPE: unknown queue type or bad queue index
+ * @RMBD_REJ_SESSION: I/O queue for an unknown or unopened session
+ * @RMBD_REJ_DEVICE: I/O queue arrived on another RDMA device than its admin
+ *	queue
+ * @RMBD_REJ_BUSY: queue index already connected
+ * @RMBD_REJ_NOMEM: out of resources
+ */
+enum rmbd_cm_rej_reason {
+	RMBD_REJ_INVALID	= 1,
+	RMBD_REJ_VERSION	= 2,
+	RMBD_REJ_QTYPE		= 3,
+	RMBD_REJ_SESSION	= 4,
+	RMBD_REJ_DEVICE		= 5,
+	RMBD_REJ_BUSY		= 6,
+	RMBD_REJ_NOMEM		= 7,
+};
+
+/**
+ * struct rmbd_cm_rej - private data of an rdma_cm reject
+ * @magic: RMBD_PROTO_MAGIC
+ * @version: highest version the target speaks
+ * @reason: enum rmbd_cm_rej_reason
+ */
+struct rmbd_cm_rej {
+	__le32	magic;
+	__le16	version;
+	__le16	reason;
+};
+
+/**
+ * enum rmbd_opcode - admin queue operations
+ * @RMBD_OP_OPEN: bind the session to an export (struct rmbd_open_req)
+ * @RMBD_OP_MAP: register one slab for this session (struct rmbd_map_req)
+ * @RMBD_OP_CLOSE: the client is leaving; the target releases the session
+ *
+ * A reply carries the request's opcode with RMBD_OP_REPLY set, its tag and
+ * a status.
+ */
+enum rmbd_opcode {
+	RMBD_OP_OPEN		= 1,
+	RMBD_OP_MAP		= 2,
+	RMBD_OP_CLOSE		= 3,
+};
+
+#define RMBD_OP_REPLY		0x8000
+
+/**
+ * struct rmbd_msg_hdr - header of every admin message
+ * @opcode: enum rmbd_opcode, with RMBD_OP_REPLY in replies
+ * @status: 0, or a positive Linux errno in replies
+ * @tag: chosen by the requester, echoed in the reply
+ */
+struct rmbd_msg_hdr {
+	__le16	opcode;
+	__le16	status;
+	__le32	tag;
+};
+
+#define RMBD_NAME_LEN		64
+
+/**
+ * struct rmbd_open_req - open an export
+ * @hdr: header, opcode RMBD_OP_OPEN
+ * @name: export name, NUL padded; must contain a NUL
+ * @reserved: zero
+ */
+struct rmbd_open_req {
+	struct rmbd_msg_hdr	hdr;
+	char			name[RMBD_NAME_LEN];
+	__u8			reserved[8];
+};
+
+/**
+ * struct rmbd_open_rsp - reply to RMBD_OP_OPEN
+ * @hdr: header
+ * @size: export size in bytes, a multiple of 4096
+ * @slab_size: slab size in bytes, a power of two; the last slab may be
+ *	shorter
+ * @nr_slabs: DIV_ROUND_UP(size, slab_size)
+ * @reserved: zero
+ */
+struct rmbd_open_rsp {
+	struct rmbd_msg_hdr	hdr;
+	__le64			size;
+	__le64			slab_size;
+	__le32			nr_slabs;
+	__le32			reserved;
+};
+
+/**
+ * struct rmbd_map_req - ask for access to one slab
+ * @hdr: header, opcode RMBD_OP_MAP
+ * @slab: slab index, below nr_slabs
+ * @reserved: zero
+ */
+struct rmbd_map_req {
+	struct rmbd_msg_hdr	hdr;
+	__le32			slab;
+	__le32			reserved;
+};
+
+/**
+ * struct rmbd_map_rsp - reply to RMBD_OP_MAP
+ * @hdr: header
+ * @addr: remote address of the slab's first byte
+ * @len: slab length in bytes
+ * @rkey: key for RDMA READ/WRITE into [addr, addr + len), valid until the
+ *	session ends
+ * @slab: slab index, as asked
+ */
+struct rmbd_map_rsp {
+	struct rmbd_msg_hdr	hdr;
+	__le64			addr;
+	__le64			len;
+	__le32			rkey;
+	__le32			slab;
+};
+
+#endif /* _UAPI_LINUX_RMBD_PROTO_H */

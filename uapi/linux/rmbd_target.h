@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * rmbd target: generic netlink interface.
+ *
+ * The target module exports its RAM as named exports and listens for
+ * clients on rdma_cm listeners.  Every command needs CAP_NET_ADMIN; every
+ * refusal carries an extended-ack message.
+ */
+#ifndef _UAPI_LINUX_RMBD_TARGET_H
+#define _UAPI_LINUX_RMBD_TARGET_H
+
+#define RMBD_TARGET_GENL_NAME		"rmbd_target"
+#define RMBD_TARGET_GENL_VERSION	1
+
+/* rdma_cm port a listener uses when none is given. */
+#ifndef RMBD_DEFAULT_PORT
+#define RMBD_DEFAULT_PORT		7470
+#endif
+
+#define RMBD_EXPORT_NAME_MAX		64	/* including the NUL */
+#define RMBD_ADDR_MAX			64	/* including the NUL */
+
+/* Default and bounds of the slab size, in bytes. */
+#define RMBD_DEFAULT_SLAB_SIZE		(64ULL << 20)
+#define RMBD_MIN_SLAB_SIZE		(2ULL << 20)
+#define RMBD_MAX_SLAB_SIZE		(1ULL << 30)
+
+/**
+ * enum rmbd_target_cmd - commands of the rmbd_target family
+ * @RMBD_TARGET_CMD_EXPORT_ADD: allocate an export: NAME, SIZE, [SLAB_SIZE].
+ *	Replies with the new export.
+ * @RMBD_TARGET_CMD_EXPORT_DEL: delete an export: NAME, [FORCE].  An export
+ *	with sessions is refused (-EBUSY) unless FORCE is set, in which case
+ *	its sessions are torn down first.
+ * @RMBD_TARGET_CMD_EXPORT_GET: dump exports, or get one by NAME.
+ * @RMBD_TARGET_CMD_LISTENER_ADD: listen on ADDR, [PORT].  Replies with it.
+ * @RMBD_TARGET_CMD_LISTENER_DEL: stop listening on ADDR, [PORT].
+ * @RMBD_TARGET_CMD_LISTENER_GET: dump listeners.
+ */
+enum rmbd_target_cmd {
+	RMBD_TARGET_CMD_UNSPEC,
+	RMBD_TARGET_CMD_EXPORT_ADD,
+	RMBD_TARGET_CMD_EXPORT_DEL,
+	RMBD_TARGET_CMD_EXPORT_GET,
+	RMBD_TARGET_CMD_LISTENER_ADD,
+	RMBD_TARGET_CMD_LISTENER_DEL,
+	RMBD_TARGET_CMD_LISTENER_GET,
+
+	__RMBD_TARGET_CMD_MAX,
+	RMBD_TARGET_CMD_MAX = __RMBD_TARGET_CMD_MAX - 1
+};
+
+/**
+ * enum rmbd_target_attr - attributes of the rmbd_target family
+ * @RMBD_TARGET_ATTR_EXPORT_NAME: string, 1..63 bytes of [A-Za-z0-9._-]
+ * @RMBD_TARGET_ATTR_EXPORT_SIZE: u64, bytes, a multiple of 4096
+ * @RMBD_TARGET_ATTR_EXPORT_SLAB_SIZE: u64, bytes, a power of two between
+ *	RMBD_MIN_SLAB_SIZE and RMBD_MAX_SLAB_SIZE
+ * @RMBD_TARGET_ATTR_EXPORT_FORCE: flag, EXPORT_DEL tears sessions down
+ * @RMBD_TARGET_ATTR_EXPORT_NR_SLABS: u32, output
+ * @RMBD_TARGET_ATTR_EXPORT_SESSIONS: u32, output: open client sessions
+ * @RMBD_TARGET_ATTR_EXPORT_MAPPED: u32, output: live slab registrations
+ * @RMBD_TARGET_ATTR_EXPORT_MEM: u64, output: bytes of RAM the export holds
+ * @RMBD_TARGET_ATTR_LISTENER_ADDR: string, an IPv4 or IPv6 address
+ * @RMBD_TARGET_ATTR_LISTENER_PORT: u16, default RMBD_DEFAULT_PORT
+ * @RMBD_TARGET_ATTR_PAD: padding for 64-bit attributes
+ * @RMBD_TARGET_ATTR_TOTAL_MEM: u64, output of EXPORT_GET dumps: the first
+ *	message carries the bytes all exports hold together
+ */
+enum rmbd_target_attr {
+	RMBD_TARGET_ATTR_UNSPEC,
+	RMBD_TARGET_ATTR_EXPORT_NAME,
+	RMBD_TARGET_ATTR_EXPORT_SIZE,
+	RMBD_TARGET_ATTR_EXPORT_SLAB_SIZE,
+	RMBD_TARGET_ATTR_EXPORT_FORCE,
+	RMBD_TARGET_ATTR_EXPORT_NR_SLABS,
+	RMBD_TARGET_ATTR_EXPORT_SESSIONS,
+	RMBD_TARGET_ATTR_EXPORT_MAPPED,
+	RMBD_TARGET_ATTR_EXPORT_MEM,
+	RMBD_TARGET_ATTR_LISTENER_ADDR,
+	RMBD_TARGET_ATTR_LISTENER_PORT,
+	RMBD_TARGET_ATTR_PAD,
+	RMBD_TARGET_ATTR_TOTAL_MEM,
+
+	__RMBD_TARGET_ATTR_MAX,
+	RMBD_TARGET_ATTR_MAX = __RMBD_TARGET_ATTR_MAX - 1
+};
+
+#endif /* _UAPI_LINUX_RMBD_TARGET_H */
