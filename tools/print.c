@@ -31,11 +31,12 @@ bool print_is_json(void)
 	return pr.json;
 }
 
-static void json_indent(void)
+/* Pretty: a new line, indented; at depth 0 only if always (a close). */
+static void json_indent(bool always)
 {
 	int i;
 
-	if (!pr.pretty || pr.depth == 0)
+	if (!pr.pretty || (pr.depth == 0 && !always))
 		return;
 	putchar('\n');
 	for (i = 0; i < pr.depth; i++)
@@ -48,7 +49,7 @@ static void json_member(void)
 	if (!pr.first[pr.depth])
 		putchar(',');
 	pr.first[pr.depth] = false;
-	json_indent();
+	json_indent(false);
 }
 
 static void json_string(const char *s)
@@ -96,7 +97,7 @@ static void json_close(char c)
 	if (pr.depth > 0)
 		pr.depth--;
 	if (!empty)
-		json_indent();
+		json_indent(true);
 	putchar(c);
 	if (pr.depth == 0) {
 		putchar('\n');

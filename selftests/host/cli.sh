@@ -1,0 +1,323 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# TAP test of the rmbd CLI on a host without the rmbd modules:
+#  - usage errors: exit 2, the exact message, and no netlink request;
+#  - help: exit 0;
+#  - text and JSON output, and the values passed to librmbd, through
+#    rmbd-fake (the CLI linked with fake_librmbd.c);
+#  - a request without the modules: exit 1 and "not loaded".
+
+here=$(cd "$(dirname "$0")" && pwd)
+RMBD=${RMBD:-$here/../../tools/rmbd}
+FAKE=${RMBD_FAKE:-$here/rmbd-fake}
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export RMBD_FAKE_LOG=$tmp/log
+unset RMBD_FAKE_EMPTY
+
+n=0
+failed=0
+
+pass() {
+	n=$((n + 1))
+	echo "ok $n - $1"
+}
+
+fail() {
+	n=$((n + 1))
+	failed=$((failed + 1))
+	echo "not ok $n - $1"
+}
+
+skip() {
+	n=$((n + 1))
+	echo "ok $n - $1 # SKIP $2"
+}
+
+# Writes $1 as lines, nothing if empty.
+lines() {
+	if [ -n "$1" ]; then
+		printf '%s\n' "$1"
+	fi
+}
+
+# expect RC STDOUT STDERR BINARY ARGS...: exact exit code and output.
+expect() {
+	local rc=$1 out=$2 err=$3 got_rc desc
+	shift 3
+	desc="$(basename "$1") ${*:2} -> $rc"
+	"$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+	got_rc=$?
+	lines "$out" >"$tmp/want_out"
+	lines "$err" >"$tmp/want_err"
+	if [ "$got_rc" = "$rc" ] && cmp -s "$tmp/out" "$tmp/want_out" &&
+	   cmp -s "$tmp/err" "$tmp/want_err"; then
+		pass "$desc"
+	else
+		fail "$desc"
+		echo "# exit $got_rc, want $rc"
+		diff "$tmp/want_out" "$tmp/out" | sed 's/^/# stdout: /'
+		diff "$tmp/want_err" "$tmp/err" | sed 's/^/# stderr: /'
+	fi
+}
+
+# usage HINT_OBJECT MESSAGE ARGS...: a usage error, with the real binary
+# and with the fake one, which logs any library call.
+usage() {
+	local obj=$1 msg=$2 hint
+	shift 2
+	if [ -n "$obj" ]; then
+		hint="Try 'rmbd $obj help'."
+	else
+		hint="Try 'rmbd help'."
+	fi
+	expect 2 "" "rmbd: $msg"$'\n'"$hint" "$RMBD" "$@"
+	"$FAKE" "$@" >/dev/null 2>&1
+}
+
+# log_is WANT DESC: the library calls since the last log_reset.
+log_is() {
+	local got
+	got=$(cat "$RMBD_FAKE_LOG" 2>/dev/null)
+	if [ "$got" = "$1" ]; then
+		pass "$2"
+	else
+		fail "$2"
+		echo "# library calls: $(echo "$got" | tr '\n' ';')"
+		echo "# want:          $(echo "$1" | tr '\n' ';')"
+	fi
+}
+
+log_reset() {
+	rm -f "$RMBD_FAKE_LOG"
+}
+
+for bin in "$RMBD" "$FAKE"; do
+	if [ ! -x "$bin" ]; then
+		echo "Bail out! $bin not built"
+		exit 1
+	fi
+done
+
+# Usage errors
+log_reset
+usage "" "missing object"
+usage "" "unknown object 'foo'" foo
+usage "" "invalid option '-x'" -x export
+usage "" "invalid option '--bogus'" --bogus export
+usage "" "unknown object 'nope'" help nope
+usage export "unknown export command 'frob'" export frob
+usage export "missing export name" export add
+usage export "missing keyword 'size'" export add foo
+usage export "missing value for 'size'" export add foo size
+usage export "invalid size '1X'" export add foo size 1X
+usage export "invalid size '-1'" export add foo size -1
+usage export "invalid size '0'" export add foo size 0
+usage export "invalid size '99999999999E'" export add foo size 99999999999E
+usage export "invalid slab size '2Q'" export add foo size 1G slab 2Q
+usage export "duplicate keyword 'size'" export add foo size 1G size 2G
+usage export "ambiguous keyword 's'" export add foo s 1G
+usage export "unknown keyword 'bogus'" export add foo size 1G bogus 1
+usage export "invalid export name 'a/b'" export add a/b size 1G
+usage export "invalid export name '$(printf 'x%.0s' {1..64})'" \
+	export add "$(printf 'x%.0s' {1..64})" size 1G
+usage export "unknown keyword 'now'" export del foo now
+usage export "unexpected argument 'bar'" export show foo bar
+usage export "unexpected argument 'x'" export help x
+usage listener "missing address" listener add
+usage listener "invalid address 'host.example'" listener add host.example
+usage listener "invalid port '0' (1-65535)" listener add 10.0.0.1 port 0
+usage listener "invalid port '65536' (1-65535)" \
+	listener add 10.0.0.1 port 65536
+usage listener "invalid port 'x' (1-65535)" listener del ::1 port x
+usage listener "missing value for 'port'" listener del ::1 port
+usage listener "unexpected argument 'x'" listener show x
+usage dev "missing keyword 'addr'" dev connect export foo
+usage dev "missing keyword 'export'" dev connect addr 10.0.0.1
+usage dev "invalid address '10.0.0'" dev connect addr 10.0.0 export foo
+usage dev "invalid queues '0' (1-256)" \
+	dev connect addr 10.0.0.1 export foo queues 0
+usage dev "invalid queues 'two' (1-256)" \
+	dev connect addr 10.0.0.1 export foo queues two
+usage dev "invalid depth '0' (1-1024)" \
+	dev connect addr 10.0.0.1 export foo depth 0
+usage dev "invalid depth '2048' (1-1024)" \
+	dev connect addr 10.0.0.1 export foo depth 2048
+usage dev "duplicate keyword 'addr'" \
+	dev connect addr 10.0.0.1 addr 10.0.0.2 export foo
+usage dev "missing device" dev disconnect
+usage dev "invalid device 'sda'" dev disconnect sda
+usage dev "invalid device 'rmbd'" dev show rmbd
+usage dev "unexpected argument 'rmbd2'" dev show rmbd1 rmbd2
+log_is "" "usage errors make no library call"
+
+# Help
+expect 0 "rmbd 0.1.0" "" "$RMBD" -V
+for args in "help" "-h" "--help" "help export" "export help" "listener help" \
+	    "dev help" "d h" "help l"; do
+	# shellcheck disable=SC2086
+	"$RMBD" $args >"$tmp/out" 2>"$tmp/err"
+	if [ $? = 0 ] && grep -q '^Usage: rmbd' "$tmp/out" &&
+	   [ ! -s "$tmp/err" ]; then
+		pass "rmbd $args prints usage, exit 0"
+	else
+		fail "rmbd $args prints usage, exit 0"
+	fi
+done
+"$RMBD" dev help >"$tmp/out"
+if grep -q 'default 7470' "$tmp/out" && grep -q 'default 128' "$tmp/out"
+then
+	pass "dev help gives the default port and depth"
+else
+	fail "dev help gives the default port and depth"
+fi
+
+# Output and library calls, through the fake library
+exports_text="export foo size 1073741824 slab 67108864 slabs 16 sessions 1 mapped 3 mem 1073741824
+export bar.2 size 8388608 slab 2097152 slabs 4 sessions 0 mapped 0 mem 8388608"
+exports_json='[{"name":"foo","size":1073741824,"slab_size":67108864,"nr_slabs":16,"sessions":1,"mapped":3,"mem":1073741824},{"name":"bar.2","size":8388608,"slab_size":2097152,"nr_slabs":4,"sessions":0,"mapped":0,"mem":8388608}]'
+devs_text="rmbd0: size 1073741824 state live addr 10.200.0.1 port 7470 export foo queues 2 depth 128
+rmbd3: size 8388608 state failed addr fd00::1 port 7471 export bar.2 queues 1 depth 16"
+devs_json='[{"index":0,"name":"rmbd0","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"depth":128,"slab_size":67108864},{"index":3,"name":"rmbd3","size":8388608,"state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","queues":1,"depth":16,"slab_size":2097152}]'
+
+log_reset
+expect 0 "$exports_text" "" "$FAKE" export
+expect 0 "$exports_text" "" "$FAKE" export show
+expect 0 "$exports_text"$'\n'"total mem 1082130432" "" "$FAKE" -d ex sh
+expect 0 "$exports_json" "" "$FAKE" -j export
+expect 0 "$(echo "$exports_text" | head -n 1)" "" "$FAKE" export show foo
+expect 0 "[$(echo "$exports_json" | sed 's/^\[//; s/,{"name":"bar.*//')]" \
+	"" "$FAKE" -j export show foo
+expect 1 "" "rmbd: failed to show export: No such file or directory: no such export" \
+	"$FAKE" export show nope
+log_is "open
+export_list
+open
+export_list
+open
+export_list
+open
+export_list
+open
+export_get foo
+open
+export_get foo
+open
+export_get nope" "export show calls"
+
+log_reset
+expect 0 "" "" "$FAKE" export add foo size 1G
+expect 0 "" "" "$FAKE" export add foo size 3MiB slab 2M
+expect 0 '{"name":"x","size":8589934592,"slab_size":67108864,"nr_slabs":128,"sessions":0,"mapped":0,"mem":8589934592}' \
+	"" "$FAKE" -j export add x size 8G
+expect 1 "" "rmbd: failed to add export: Invalid argument: fake refusal of bad" \
+	"$FAKE" export add bad size 4K
+expect 0 "" "" "$FAKE" export del foo
+expect 0 "" "" "$FAKE" export d foo f
+log_is "open
+export_add foo 1073741824 0
+open
+export_add foo 3145728 2097152
+open
+export_add x 8589934592 0
+open
+export_add bad 4096 0
+open
+export_del foo 0
+open
+export_del foo 1" "export add/del pass the parsed values"
+
+log_reset
+expect 0 "listener 10.200.0.1 port 7470
+listener fd00::1 port 7471" "" "$FAKE" listener
+expect 0 '[{"addr":"10.200.0.1","port":7470},{"addr":"fd00::1","port":7471}]' \
+	"" "$FAKE" --json listener show
+expect 0 '[
+    {
+        "addr": "10.200.0.1",
+        "port": 7470
+    },
+    {
+        "addr": "fd00::1",
+        "port": 7471
+    }
+]' "" "$FAKE" -p listener
+expect 0 "" "" "$FAKE" listener add 10.200.0.1
+expect 0 '{"addr":"fe80::2","port":9000}' "" "$FAKE" -j listener add fe80::2 port 9000
+expect 0 "" "" "$FAKE" listener del 10.200.0.1 port 7470
+log_is "open
+listener_list
+open
+listener_list
+open
+listener_list
+open
+listener_add 10.200.0.1 0
+open
+listener_add fe80::2 9000
+open
+listener_del 10.200.0.1 7470" "listener calls"
+
+log_reset
+expect 0 "$devs_text" "" "$FAKE" dev
+expect 0 "$(echo "$devs_text" | sed '1s/$/ slab 67108864/; 2s/$/ slab 2097152/')" \
+	"" "$FAKE" -d dev show
+expect 0 "$devs_json" "" "$FAKE" -j dev
+expect 0 "$(echo "$devs_text" | tail -n 1)" "" "$FAKE" dev show /dev/rmbd3
+expect 1 "" "rmbd: failed to show device: No such device" "$FAKE" dev show 5
+expect 0 "rmbd7" "" "$FAKE" dev connect addr 10.200.0.1 export foo
+expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"fd00::1","port":99,"export":"foo","queues":4,"depth":64,"slab_size":67108864}' \
+	"" "$FAKE" -j dev conn export foo addr fd00::1 port 99 queues 4 depth 64
+expect 1 "" "rmbd: failed to connect device: Invalid argument: fake refusal of bad" \
+	"$FAKE" dev connect addr 10.200.0.1 export bad
+expect 0 "" "" "$FAKE" dev disconnect rmbd3
+expect 1 "" "rmbd: failed to disconnect device: No such device: no such device" \
+	"$FAKE" dev disconnect 9
+log_is "open
+dev_list
+open
+dev_list
+open
+dev_list
+open
+dev_get 3
+open
+dev_get 5
+open
+dev_connect 10.200.0.1 0 foo 0 0
+open
+dev_connect fd00::1 99 foo 4 64
+open
+dev_connect 10.200.0.1 0 bad 0 0
+open
+dev_disconnect 3
+open
+dev_disconnect 9" "dev calls"
+
+export RMBD_FAKE_EMPTY=1
+expect 0 "" "" "$FAKE" dev
+expect 0 "[]" "" "$FAKE" -j export
+expect 0 "[]" "" "$FAKE" -p listener
+unset RMBD_FAKE_EMPTY
+
+# The real library, without the modules
+if [ -d /sys/module/rmbd_target ]; then
+	skip "export show without rmbd-target" "rmbd_target is loaded"
+	skip "export add without rmbd-target" "rmbd_target is loaded"
+else
+	expect 1 "" "rmbd: failed to list exports: No such file or directory: kernel module rmbd-target is not loaded" \
+		"$RMBD" export show
+	expect 1 "" "rmbd: failed to add export: No such file or directory: kernel module rmbd-target is not loaded" \
+		"$RMBD" -j export add foo size 1G
+fi
+if [ -d /sys/module/rmbd_client ]; then
+	skip "dev show without rmbd-client" "rmbd_client is loaded"
+else
+	expect 1 "" "rmbd: failed to list devices: No such file or directory: kernel module rmbd-client is not loaded" \
+		"$RMBD" dev
+fi
+
+echo "1..$n"
+[ "$failed" = 0 ]

@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * A stand-in for the netlink half of librmbd, linked with the rmbd CLI into
+ * rmbd-fake: it answers with fixed objects, so the tests can check the
+ * CLI's text and JSON output and the values it passes to the library.
+ *
+ * Each call is logged, one line, to $RMBD_FAKE_LOG if set.
+ * RMBD_FAKE_EMPTY=1: the lists are empty.
+ * Names and addresses starting with "bad" fail with -EINVAL and a message.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "librmbd.h"
+
+struct rmbd_ctx {
+	char errmsg[128];
+};
+
+static void fake_log(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+static void fake_log(const char *fmt, ...)
+{
+	const char *path = getenv("RMBD_FAKE_LOG");
+	va_list ap;
+	FILE *f;
+
+	if (!path)
+		return;
+	f = fopen(path, "a");
+	if (!f)
+		return;
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fputc('\n', f);
+	fclose(f);
+}
+
+static bool fake_empty(void)
+{
+	const char *e = getenv("RMBD_FAKE_EMPTY");
+
+	return e && !strcmp(e, "1");
+}
+
+static int fake_fail(struct rmbd_ctx *ctx, const char *name)
+{
+	if (strncmp(name, "bad", 3))
+		return 0;
+	snprintf(ctx->errmsg, sizeof(ctx->errmsg), "fake refusal of %s",
+		 name);
+	return -EINVAL;
+}
+
+static const struct rmbd_export_info fake_exports[] = {
+	{ "foo", 1073741824ULL, 67108864ULL, 1073741824ULL, 16, 1, 3 },
+	{ "bar.2", 8388608ULL, 2097152ULL, 8388608ULL, 4, 0, 0 },
+};
+
+static const struct rmbd_listener_info fake_listeners[] = {
+	{ "10.200.0.1", 7470 },
+	{ "fd00::1", 7471 },
+};
+
+static const struct rmbd_dev_info fake_devs[] = {
+	{ 0, "rmbd0", 1073741824ULL, 67108864ULL, RMBD_DEV_STATE_LIVE,
+	  "10.200.0.1", 7470, "foo", 2, 128 },
+	{ 3, "rmbd3", 8388608ULL, 2097152ULL, RMBD_DEV_STATE_FAILED,
+	  "fd00::1", 7471, "bar.2", 1, 16 },
+};
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+int rmbd_open(struct rmbd_ctx **ctx)
+{
+	fake_log("open");
+	*ctx = calloc(1, sizeof(**ctx));
+	return *ctx ? 0 : -ENOMEM;
+}
+
+void rmbd_close(struct rmbd_ctx *ctx)
+{
+	free(ctx);
+}
+
+const char *rmbd_errmsg(const struct rmbd_ctx *ctx)
+{
+	return ctx->errmsg;
+}
+
+int rmbd_export_add(struct rmbd_ctx *ctx, const char *name, uint64_t size,
+		    uint64_t slab_size, struct rmbd_export_info *out)
+{
+	uint64_t slab = slab_size ? slab_size : RMBD_DEFAULT_SLAB_SIZE;
+
+	fake_log("export_add %s %" PRIu64 " %" PRIu64, name, size, slab_size);
+	if (fake_fail(ctx, name))
+		return -EINVAL;
+	if (out) {
+		memset(out, 0, sizeof(*out));
+		snprintf(out->name, sizeof(out->name), "%s", name);
+		out->size = size;
+		out->slab_size = slab;
+		out->nr_slabs = (uint32_t)((size + slab - 1) / slab);
+		out->mem = size;
+	}
+	return 0;
+}
+
+int rmbd_export_del(struct rmbd_ctx *ctx, const char *name, bool force)
+{
+	fake_log("export_del %s %d", name, force);
+	return fake_fail(ctx, name);
+}
+
+int rmbd_export_get(struct rmbd_ctx *ctx, const char *name,
+		    struct rmbd_export_info *out)
+{
+	size_t i;
+
+	fake_log("export_get %s", name);
+	for (i = 0; i < ARRAY_SIZE(fake_exports); i++) {
+		if (!strcmp(fake_exports[i].name, name)) {
+			*out = fake_exports[i];
+			return 0;
+		}
+	}
+	snprintf(ctx->errmsg, sizeof(ctx->errmsg), "no such export");
+	return -ENOENT;
+}
+
+int rmbd_export_list(struct rmbd_ctx *ctx,
+		     int (*cb)(const struct rmbd_export_info *, void *),
+		     void *arg, uint64_t *total_mem)
+{
+	size_t i;
+	int ret;
+
+	(void)ctx;
+	fake_log("export_list");
+	if (total_mem)
+		*total_mem = 0;
+	if (fake_empty())
+		return 0;
+	for (i = 0; i < ARRAY_SIZE(fake_exports); i++) {
+		ret = cb(&fake_exports[i], arg);
+		if (ret)
+			return ret;
+	}
+	if (total_mem)
+		*total_mem = 1082130432ULL;
+	return 0;
+}
+
+int rmbd_listener_add(struct rmbd_ctx *ctx, const char *addr, uint16_t port,
+		      struct rmbd_listener_info *out)
+{
+	fake_log("listener_add %s %u", addr, port);
+	if (out) {
+		snprintf(out->addr, sizeof(out->addr), "%s", addr);
+		out->port = port ? port : RMBD_DEFAULT_PORT;
+	}
+	(void)ctx;
+	return 0;
+}
+
+int rmbd_listener_del(struct rmbd_ctx *ctx, const char *addr, uint16_t port)
+{
+	fake_log("listener_del %s %u", addr, port);
+	(void)ctx;
+	return 0;
+}
+
+int rmbd_listener_list(struct rmbd_ctx *ctx,
+		       int (*cb)(const struct rmbd_listener_info *, void *),
+		       void *arg)
+{
+	size_t i;
+	int ret;
+
+	(void)ctx;
+	fake_log("listener_list");
+	if (fake_empty())
+		return 0;
+	for (i = 0; i < ARRAY_SIZE(fake_listeners); i++) {
+		ret = cb(&fake_listeners[i], arg);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int rmbd_dev_connect(struct rmbd_ctx *ctx,
+		     const struct rmbd_connect_opts *opts,
+		     struct rmbd_dev_info *out)
+{
+	fake_log("dev_connect %s %u %s %u %u", opts->addr, opts->port,
+		 opts->export_name, opts->nr_io_queues, opts->queue_depth);
+	if (fake_fail(ctx, opts->export_name))
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->index = 7;
+	snprintf(out->name, sizeof(out->name), "rmbd7");
+	out->size = 1073741824ULL;
+	out->slab_size = 67108864ULL;
+	out->state = RMBD_DEV_STATE_LIVE;
+	snprintf(out->addr, sizeof(out->addr), "%s", opts->addr);
+	out->port = opts->port ? opts->port : RMBD_DEFAULT_PORT;
+	snprintf(out->export_name, sizeof(out->export_name), "%s",
+		 opts->export_name);
+	out->nr_io_queues = opts->nr_io_queues ? opts->nr_io_queues : 2;
+	out->queue_depth = opts->queue_depth ? opts->queue_depth :
+			   RMBD_DEFAULT_QUEUE_DEPTH;
+	return 0;
+}
+
+int rmbd_dev_disconnect(struct rmbd_ctx *ctx, uint32_t index)
+{
+	fake_log("dev_disconnect %u", index);
+	if (index == 9) {
+		snprintf(ctx->errmsg, sizeof(ctx->errmsg), "no such device");
+		return -ENODEV;
+	}
+	return 0;
+}
+
+int rmbd_dev_list(struct rmbd_ctx *ctx,
+		  int (*cb)(const struct rmbd_dev_info *, void *), void *arg)
+{
+	size_t i;
+	int ret;
+
+	(void)ctx;
+	fake_log("dev_list");
+	if (fake_empty())
+		return 0;
+	for (i = 0; i < ARRAY_SIZE(fake_devs); i++) {
+		ret = cb(&fake_devs[i], arg);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int rmbd_dev_get(struct rmbd_ctx *ctx, uint32_t index,
+		 struct rmbd_dev_info *out)
+{
+	size_t i;
+
+	fake_log("dev_get %u", index);
+	for (i = 0; i < ARRAY_SIZE(fake_devs); i++) {
+		if (fake_devs[i].index == index) {
+			*out = fake_devs[i];
+			return 0;
+		}
+	}
+	ctx->errmsg[0] = '\0';
+	return -ENODEV;
+}
+
+const char *rmbd_dev_state_name(uint8_t state)
+{
+	static const char *const names[] = {
+		"connecting", "live", "failed", "deleting"
+	};
+
+	return state < ARRAY_SIZE(names) ? names[state] : "unknown";
+}
