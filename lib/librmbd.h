@@ -9,6 +9,10 @@
  * (e.g. "kernel module rmbd-target is not loaded"), or "" if there is none.
  *
  * A context is not thread-safe: use one per thread.
+ *
+ * Installed as $(includedir)/rmbd/librmbd.h, with the uapi headers it
+ * includes in $(includedir)/rmbd/linux/; `pkg-config --cflags librmbd`
+ * adds -I$(includedir)/rmbd, so: #include <librmbd.h>.
  */
 #ifndef _LIBRMBD_H
 #define _LIBRMBD_H

@@ -185,7 +185,7 @@ static int check_export_name(const char *name)
 {
 	size_t len = strlen(name);
 
-	if (!len || len >= RMBD_EXPORT_NAME_MAX ||
+	if (!len || len >= RMBD_EXPORT_NAME_MAX || name[0] == '.' ||
 	    strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 			 "0123456789._-") != len)
 		return usage_error("invalid export name '%s'", name);
@@ -232,7 +232,8 @@ static void export_help(FILE *f)
 		"       rmbd export del NAME [ force ]\n"
 		"       rmbd export [ show [ NAME ] ]\n"
 		"       rmbd export help\n"
-		"where  NAME := 1-%d characters of [A-Za-z0-9._-]\n"
+		"where  NAME := 1-%d characters of [A-Za-z0-9._-], not "
+		"starting with '.'\n"
 		"       SIZE := NUMBER[K|M|G|T|P|E][iB], binary multiples "
 		"(1K = 1024)\n",
 		RMBD_EXPORT_NAME_MAX - 1);

@@ -121,6 +121,8 @@ usage export "duplicate keyword 'size'" export add foo size 1G size 2G
 usage export "ambiguous keyword 's'" export add foo s 1G
 usage export "unknown keyword 'bogus'" export add foo size 1G bogus 1
 usage export "invalid export name 'a/b'" export add a/b size 1G
+usage export "invalid export name '.hidden'" export add .hidden size 1G
+usage export "invalid export name ''" export del ""
 usage export "invalid export name '$(printf 'x%.0s' {1..64})'" \
 	export add "$(printf 'x%.0s' {1..64})" size 1G
 usage export "unknown keyword 'now'" export del foo now
