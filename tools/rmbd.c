@@ -173,10 +173,11 @@ static int parse_port(const struct keyword *kw, uint16_t *port)
 	return 0;
 }
 
+/* zero_ok: 0 goes to the kernel, which judges sizes; else it is refused. */
 static int parse_size_kw(const struct keyword *kw, const char *what,
-			 uint64_t *val)
+			 bool zero_ok, uint64_t *val)
 {
-	if (rmbd_parse_size(kw->value, val) || !*val)
+	if (rmbd_parse_size(kw->value, val) || (!zero_ok && !*val))
 		return usage_error("invalid %s '%s'", what, kw->value);
 	return 0;
 }
@@ -261,9 +262,9 @@ static int export_add(int argc, char **argv)
 	if (!ret)
 		ret = require(&kw[0]);
 	if (!ret)
-		ret = parse_size_kw(&kw[0], "size", &size);
+		ret = parse_size_kw(&kw[0], "size", true, &size);
 	if (!ret && kw[1].seen)
-		ret = parse_size_kw(&kw[1], "slab size", &slab);
+		ret = parse_size_kw(&kw[1], "slab size", false, &slab);
 	if (ret)
 		return ret;
 

@@ -114,7 +114,7 @@ usage export "missing keyword 'size'" export add foo
 usage export "missing value for 'size'" export add foo size
 usage export "invalid size '1X'" export add foo size 1X
 usage export "invalid size '-1'" export add foo size -1
-usage export "invalid size '0'" export add foo size 0
+usage export "invalid slab size '0'" export add foo size 1G slab 0
 usage export "invalid size '99999999999E'" export add foo size 99999999999E
 usage export "invalid slab size '2Q'" export add foo size 1G slab 2Q
 usage export "duplicate keyword 'size'" export add foo size 1G size 2G
@@ -212,6 +212,7 @@ export_get nope" "export show calls"
 log_reset
 expect 0 "" "" "$FAKE" export add foo size 1G
 expect 0 "" "" "$FAKE" export add foo size 3MiB slab 2M
+expect 0 "" "" "$FAKE" export add zero size 0
 expect 0 '{"name":"x","size":8589934592,"slab_size":67108864,"nr_slabs":128,"sessions":0,"mapped":0,"mem":8589934592}' \
 	"" "$FAKE" -j export add x size 8G
 expect 1 "" "rmbd: failed to add export: Invalid argument: fake refusal of bad" \
@@ -222,6 +223,8 @@ log_is "open
 export_add foo 1073741824 0
 open
 export_add foo 3145728 2097152
+open
+export_add zero 0 0
 open
 export_add x 8589934592 0
 open
