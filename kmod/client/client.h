@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rmbd client: block devices backed by memory on an rmbd target.
+ *
+ * A device is one session: an admin queue (index 0) used while connecting,
+ * and N I/O queues (index 1..N), one per blk-mq hardware queue, each an RC
+ * QP that only issues one-sided RDMA READ and WRITE.  The target's slabs
+ * are mapped at connect time; a request never crosses a slab
+ * (chunk_sectors), so it is one work request to one (address, rkey).
+ */
+#ifndef RMBD_CLIENT_H
+#define RMBD_CLIENT_H
+
+#include <linux/blk-mq.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/workqueue.h>
+#include <linux/scatterlist.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+#include <linux/rmbd_client.h>
+#include <linux/rmbd_target.h>
+#include "proto.h"
+
+#define RMBD_C_MINORS		16
+#define RMBD_C_ADMIN_DEPTH	2
+
+enum {
+	RMBD_C_Q_ALLOCATED,	/* QP and CQ exist */
+	RMBD_C_Q_LIVE,		/* connected; I/O may be posted */
+};
+
+struct rmbd_c_dev;
+
+struct rmbd_c_queue {
+	struct rmbd_c_dev	*dev;
+	unsigned int		idx;		/* 0: admin */
+	unsigned int		depth;
+	unsigned long		flags;
+	struct rdma_cm_id	*cm_id;
+	struct ib_cq		*cq;
+	unsigned int		cq_size;
+	bool			cq_from_pool;
+	struct completion	cm_done;
+	int			cm_error;
+	const char		*cm_why;
+};
+
+struct rmbd_c_slab {
+	u64			addr;
+	u64			len;
+	u32			rkey;
+};
+
+/* Per-request state, in the blk-mq PDU: nothing is allocated per I/O. */
+struct rmbd_c_req {
+	struct ib_cqe		cqe;
+	struct rmbd_c_queue	*queue;
+	blk_status_t		status;
+	int			nents;
+	struct ib_sge		*sge;
+	struct scatterlist	sgl[];
+};
+
+struct rmbd_c_dev {
+	struct list_head	entry;
+	int			index;
+	u8			state;		/* enum rmbd_dev_state */
+	bool			stopping;	/* queues being torn down */
+	struct sockaddr_storage	addr;
+	char			addr_str[RMBD_ADDR_MAX];
+	u16			port;
+	char			export_name[RMBD_EXPORT_NAME_MAX];
+
+	u64			session_id;
+	u64			size;
+	u64			slab_size;
+	unsigned int		slab_shift;
+	u32			nr_slabs;
+	struct rmbd_c_slab	*slabs;
+
+	struct ib_device	*ibdev;
+	struct ib_pd		*pd;
+	unsigned int		max_segs;
+	unsigned int		nr_io_queues;
+	unsigned int		queue_depth;
+	struct rmbd_c_queue	*queues;	/* [1 + nr_io_queues] */
+
+	/* admin messages, one at a time */
+	void			*send_buf;
+	u64			send_dma;
+	void			*recv_buf;
+	u64			recv_dma;
+	struct ib_cqe		send_cqe;
+	struct ib_cqe		recv_cqe;
+	struct completion	send_done;
+	struct completion	recv_done;
+	int			send_status;
+	int			recv_status;
+	u32			recv_len;
+	u32			tag;
+
+	struct work_struct	err_work;
+	struct blk_mq_tag_set	tag_set;
+	struct gendisk		*disk;
+};
+
+extern struct mutex rmbd_c_mutex;
+extern struct list_head rmbd_c_devs;
+extern struct workqueue_struct *rmbd_c_wq;
+
+/* queue.c */
+int rmbd_c_session_start(struct rmbd_c_dev *dev, const char **why);
+void rmbd_c_session_stop(struct rmbd_c_dev *dev);
+void rmbd_c_queues_fail(struct rmbd_c_dev *dev);
+void rmbd_c_read_write_done(struct ib_cq *cq, struct ib_wc *wc);
+
+/* main.c */
+struct rmbd_c_connect_args {
+	const char	*addr;
+	u16		port;
+	const char	*export_name;
+	u32		nr_io_queues;
+	u32		queue_depth;
+};
+
+int rmbd_c_dev_connect(const struct rmbd_c_connect_args *args,
+		       struct rmbd_c_dev **out, const char **why);
+int rmbd_c_dev_disconnect(int index, const char **why);
+struct rmbd_c_dev *rmbd_c_dev_find(int index);
+
+/* netlink.c */
+int rmbd_c_netlink_init(void);
+void rmbd_c_netlink_exit(void);
+
+#endif /* RMBD_CLIENT_H */

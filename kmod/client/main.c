@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rmbd client: module setup, block devices and the I/O path.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/idr.h>
+#include <linux/inet.h>
+#include <linux/cpumask.h>
+#include <net/net_namespace.h>
+#include "client.h"
+
+DEFINE_MUTEX(rmbd_c_mutex);
+LIST_HEAD(rmbd_c_devs);
+struct workqueue_struct *rmbd_c_wq;
+static DEFINE_IDA(rmbd_c_ida);
+static int rmbd_c_major;
+
+#define RMBD_C_MAX_IO_BYTES	(1U << 20)
+#define RMBD_C_IO_TIMEOUT	(30 * HZ)
+
+static blk_status_t rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
+				    const struct blk_mq_queue_data *bd)
+{
+	struct rmbd_c_queue *q = hctx->driver_data;
+	struct rmbd_c_dev *dev = q->dev;
+	struct request *rq = bd->rq;
+	struct rmbd_c_req *req = blk_mq_rq_to_pdu(rq);
+	u64 pos = (u64)blk_rq_pos(rq) << SECTOR_SHIFT;
+	u32 len = blk_rq_bytes(rq);
+	u64 idx = pos >> dev->slab_shift;
+	u64 off = pos & (dev->slab_size - 1);
+	struct ib_rdma_wr wr = { };
+	struct scatterlist *sg;
+	int i, count;
+
+	switch (req_op(rq)) {
+	case REQ_OP_READ:
+		wr.wr.opcode = IB_WR_RDMA_READ;
+		break;
+	case REQ_OP_WRITE:
+		wr.wr.opcode = IB_WR_RDMA_WRITE;
+		break;
+	default:
+		return BLK_STS_NOTSUPP;
+	}
+	if (unlikely(!test_bit(RMBD_C_Q_LIVE, &q->flags)))
+		return BLK_STS_IOERR;
+	/* chunk_sectors keeps requests inside one slab; check anyway. */
+	if (unlikely(idx >= dev->nr_slabs || off + len > dev->slabs[idx].len))
+		return BLK_STS_IOERR;
+
+	blk_mq_start_request(rq);
+	req->queue = q;
+	req->status = BLK_STS_OK;
+	sg_init_table(req->sgl, dev->max_segs);
+	req->nents = blk_rq_map_sg(rq->q, rq, req->sgl);
+	count = ib_dma_map_sg(dev->ibdev, req->sgl, req->nents,
+			      rq_dma_dir(rq));
+	if (unlikely(!count))
+		return BLK_STS_RESOURCE;
+	for_each_sg(req->sgl, sg, count, i) {
+		req->sge[i].addr = sg_dma_address(sg);
+		req->sge[i].length = sg_dma_len(sg);
+		req->sge[i].lkey = dev->pd->local_dma_lkey;
+	}
+	wr.wr.wr_cqe = &req->cqe;
+	wr.wr.sg_list = req->sge;
+	wr.wr.num_sge = count;
+	wr.wr.send_flags = IB_SEND_SIGNALED;
+	wr.remote_addr = dev->slabs[idx].addr + off;
+	wr.rkey = dev->slabs[idx].rkey;
+	if (unlikely(ib_post_send(q->cm_id->qp, &wr.wr, NULL))) {
+		ib_dma_unmap_sg(dev->ibdev, req->sgl, req->nents,
+				rq_dma_dir(rq));
+		return BLK_STS_IOERR;
+	}
+	return BLK_STS_OK;
+}
+
+static void rmbd_c_complete_rq(struct request *rq)
+{
+	struct rmbd_c_req *req = blk_mq_rq_to_pdu(rq);
+
+	blk_mq_end_request(rq, req->status);
+}
+
+static enum blk_eh_timer_return rmbd_c_timeout(struct request *rq)
+{
+	struct rmbd_c_req *req = blk_mq_rq_to_pdu(rq);
+	struct rmbd_c_dev *dev = req->queue->dev;
+
+	pr_warn_ratelimited("rmbd%d: I/O timed out, failing the device\n",
+			    dev->index);
+	/*
+	 * The request completes from its flushed work request once the QP is
+	 * in the error state: it completes exactly once.
+	 */
+	queue_work(rmbd_c_wq, &dev->err_work);
+	return BLK_EH_RESET_TIMER;
+}
+
+static int rmbd_c_init_hctx(struct blk_mq_hw_ctx *hctx, void *data,
+			    unsigned int hctx_idx)
+{
+	struct rmbd_c_dev *dev = data;
+
+	hctx->driver_data = &dev->queues[hctx_idx + 1];
+	return 0;
+}
+
+static int rmbd_c_init_request(struct blk_mq_tag_set *set, struct request *rq,
+			       unsigned int hctx_idx, unsigned int numa_node)
+{
+	struct rmbd_c_dev *dev = set->driver_data;
+	struct rmbd_c_req *req = blk_mq_rq_to_pdu(rq);
+
+	req->cqe.done = rmbd_c_read_write_done;
+	req->sge = (struct ib_sge *)(req->sgl + dev->max_segs);
+	return 0;
+}
+
+static const struct blk_mq_ops rmbd_c_mq_ops = {
+	.queue_rq	= rmbd_c_queue_rq,
+	.complete	= rmbd_c_complete_rq,
+	.timeout	= rmbd_c_timeout,
+	.init_hctx	= rmbd_c_init_hctx,
+	.init_request	= rmbd_c_init_request,
+};
+
+static const struct block_device_operations rmbd_c_fops = {
+	.owner		= THIS_MODULE,
+};
+
+static void rmbd_c_err_work(struct work_struct *work)
+{
+	struct rmbd_c_dev *dev = container_of(work, struct rmbd_c_dev,
+					      err_work);
+
+	mutex_lock(&rmbd_c_mutex);
+	if (dev->state == RMBD_DEV_STATE_LIVE) {
+		dev->state = RMBD_DEV_STATE_FAILED;
+		pr_warn("rmbd%d: connection to %pISpc lost, I/O fails\n",
+			dev->index, &dev->addr);
+	}
+	/* The queues stay until session_stop, which sets stopping first. */
+	if (!dev->stopping)
+		rmbd_c_queues_fail(dev);
+	mutex_unlock(&rmbd_c_mutex);
+}
+
+static int rmbd_c_disk_add(struct rmbd_c_dev *dev)
+{
+	struct blk_mq_tag_set *set = &dev->tag_set;
+	struct request_queue *q;
+	int ret;
+
+	set->ops = &rmbd_c_mq_ops;
+	set->nr_hw_queues = dev->nr_io_queues;
+	set->queue_depth = dev->queue_depth;
+	set->numa_node = NUMA_NO_NODE;
+	set->cmd_size = sizeof(struct rmbd_c_req) +
+			dev->max_segs * (sizeof(struct scatterlist) +
+					 sizeof(struct ib_sge));
+	set->flags = BLK_MQ_F_SHOULD_MERGE;
+	set->driver_data = dev;
+	set->timeout = RMBD_C_IO_TIMEOUT;
+	ret = blk_mq_alloc_tag_set(set);
+	if (ret)
+		return ret;
+
+	dev->disk = blk_mq_alloc_disk(set, dev);
+	if (IS_ERR(dev->disk)) {
+		ret = PTR_ERR(dev->disk);
+		dev->disk = NULL;
+		goto out_free_tag_set;
+	}
+	q = dev->disk->queue;
+	blk_queue_logical_block_size(q, SECTOR_SIZE);
+	blk_queue_physical_block_size(q, PAGE_SIZE);
+	blk_queue_io_min(q, PAGE_SIZE);
+	blk_queue_max_hw_sectors(q, min_t(u64, RMBD_C_MAX_IO_BYTES,
+					  dev->slab_size) >> SECTOR_SHIFT);
+	blk_queue_max_segments(q, dev->max_segs);
+	blk_queue_max_segment_size(q, RMBD_C_MAX_IO_BYTES);
+	blk_queue_chunk_sectors(q, dev->slab_size >> SECTOR_SHIFT);
+	/* A write is in the target's memory when it completes. */
+	blk_queue_write_cache(q, false, false);
+	blk_queue_flag_set(QUEUE_FLAG_NONROT, q);
+	blk_queue_flag_clear(QUEUE_FLAG_ADD_RANDOM, q);
+
+	dev->disk->major = rmbd_c_major;
+	dev->disk->first_minor = dev->index * RMBD_C_MINORS;
+	dev->disk->minors = RMBD_C_MINORS;
+	dev->disk->fops = &rmbd_c_fops;
+	dev->disk->private_data = dev;
+	snprintf(dev->disk->disk_name, DISK_NAME_LEN, "rmbd%d", dev->index);
+	set_capacity(dev->disk, dev->size >> SECTOR_SHIFT);
+	ret = add_disk(dev->disk);
+	if (ret)
+		goto out_put_disk;
+	return 0;
+
+out_put_disk:
+	put_disk(dev->disk);
+	dev->disk = NULL;
+out_free_tag_set:
+	blk_mq_free_tag_set(set);
+	return ret;
+}
+
+struct rmbd_c_dev *rmbd_c_dev_find(int index)
+{
+	struct rmbd_c_dev *dev;
+
+	lockdep_assert_held(&rmbd_c_mutex);
+	list_for_each_entry(dev, &rmbd_c_devs, entry)
+		if (dev->index == index)
+			return dev;
+	return NULL;
+}
+
+static void rmbd_c_dev_free(struct rmbd_c_dev *dev)
+{
+	mutex_lock(&rmbd_c_mutex);
+	list_del(&dev->entry);
+	mutex_unlock(&rmbd_c_mutex);
+	ida_free(&rmbd_c_ida, dev->index);
+	kfree(dev);
+}
+
+/**
+ * rmbd_c_dev_connect() - connect to an export and create its block device
+ * @args: where and what to connect to; validated by the caller
+ * @out: the new device; valid until it is disconnected
+ * @why: a message for the administrator on failure
+ */
+int rmbd_c_dev_connect(const struct rmbd_c_connect_args *args,
+		       struct rmbd_c_dev **out, const char **why)
+{
+	struct rmbd_c_dev *dev;
+	char port[8];
+	int ret;
+
+	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
+	if (!dev)
+		return -ENOMEM;
+	snprintf(port, sizeof(port), "%u", args->port);
+	ret = inet_pton_with_scope(&init_net, AF_UNSPEC, args->addr, port,
+				   &dev->addr);
+	if (ret) {
+		*why = "not an IPv4 or IPv6 address";
+		kfree(dev);
+		return -EINVAL;
+	}
+	strscpy(dev->addr_str, args->addr, sizeof(dev->addr_str));
+	strscpy(dev->export_name, args->export_name,
+		sizeof(dev->export_name));
+	dev->port = args->port;
+	dev->nr_io_queues = args->nr_io_queues;
+	dev->queue_depth = args->queue_depth;
+	dev->state = RMBD_DEV_STATE_CONNECTING;
+	INIT_WORK(&dev->err_work, rmbd_c_err_work);
+
+	ret = ida_alloc_max(&rmbd_c_ida, MINORMASK / RMBD_C_MINORS,
+			    GFP_KERNEL);
+	if (ret < 0) {
+		kfree(dev);
+		*why = "too many devices";
+		return ret;
+	}
+	dev->index = ret;
+	mutex_lock(&rmbd_c_mutex);
+	list_add_tail(&dev->entry, &rmbd_c_devs);
+	mutex_unlock(&rmbd_c_mutex);
+
+	ret = rmbd_c_session_start(dev, why);
+	if (ret)
+		goto out_stop;
+	ret = rmbd_c_disk_add(dev);
+	if (ret) {
+		*why = "cannot create the block device";
+		goto out_stop;
+	}
+	mutex_lock(&rmbd_c_mutex);
+	dev->state = RMBD_DEV_STATE_LIVE;
+	mutex_unlock(&rmbd_c_mutex);
+	pr_info("rmbd%d: %llu bytes of %s on %pISpc, %u I/O queues\n",
+		dev->index, dev->size, dev->export_name, &dev->addr,
+		dev->nr_io_queues);
+	*out = dev;
+	return 0;
+
+out_stop:
+	rmbd_c_session_stop(dev);
+	cancel_work_sync(&dev->err_work);
+	rmbd_c_dev_free(dev);
+	return ret;
+}
+
+static void rmbd_c_dev_remove(struct rmbd_c_dev *dev)
+{
+	/* Waits for in-flight I/O; a dead link fails it via the timeout. */
+	del_gendisk(dev->disk);
+	rmbd_c_session_stop(dev);
+	cancel_work_sync(&dev->err_work);
+	put_disk(dev->disk);
+	blk_mq_free_tag_set(&dev->tag_set);
+	pr_info("rmbd%d: disconnected\n", dev->index);
+	rmbd_c_dev_free(dev);
+}
+
+/**
+ * rmbd_c_dev_disconnect() - remove a device and close its session
+ * @index: N of rmbdN
+ * @why: a message for the administrator on failure
+ */
+int rmbd_c_dev_disconnect(int index, const char **why)
+{
+	struct rmbd_c_dev *dev;
+
+	mutex_lock(&rmbd_c_mutex);
+	dev = rmbd_c_dev_find(index);
+	if (!dev) {
+		mutex_unlock(&rmbd_c_mutex);
+		*why = "no such device";
+		return -ENODEV;
+	}
+	if (dev->state == RMBD_DEV_STATE_CONNECTING ||
+	    dev->state == RMBD_DEV_STATE_DELETING) {
+		mutex_unlock(&rmbd_c_mutex);
+		*why = "device is connecting or being disconnected";
+		return -EBUSY;
+	}
+	dev->state = RMBD_DEV_STATE_DELETING;
+	mutex_unlock(&rmbd_c_mutex);
+	rmbd_c_dev_remove(dev);
+	return 0;
+}
+
+static void rmbd_c_remove_all(void)
+{
+	struct rmbd_c_dev *dev;
+
+	for (;;) {
+		mutex_lock(&rmbd_c_mutex);
+		dev = list_first_entry_or_null(&rmbd_c_devs, struct rmbd_c_dev,
+					       entry);
+		if (dev)
+			dev->state = RMBD_DEV_STATE_DELETING;
+		mutex_unlock(&rmbd_c_mutex);
+		if (!dev)
+			break;
+		rmbd_c_dev_remove(dev);
+	}
+}
+
+static int __init rmbd_client_init(void)
+{
+	int ret;
+
+	rmbd_c_wq = alloc_workqueue("rmbd_client", WQ_MEM_RECLAIM, 0);
+	if (!rmbd_c_wq)
+		return -ENOMEM;
+	ret = register_blkdev(0, "rmbd");
+	if (ret < 0)
+		goto out_destroy_wq;
+	rmbd_c_major = ret;
+	ret = rmbd_c_netlink_init();
+	if (ret)
+		goto out_unregister_blkdev;
+	return 0;
+
+out_unregister_blkdev:
+	unregister_blkdev(rmbd_c_major, "rmbd");
+out_destroy_wq:
+	destroy_workqueue(rmbd_c_wq);
+	return ret;
+}
+
+static void __exit rmbd_client_exit(void)
+{
+	/* No command runs once the family is gone: nothing is connecting. */
+	rmbd_c_netlink_exit();
+	rmbd_c_remove_all();
+	unregister_blkdev(rmbd_c_major, "rmbd");
+	destroy_workqueue(rmbd_c_wq);
+	ida_destroy(&rmbd_c_ida);
+}
+
+module_init(rmbd_client_init);
+module_exit(rmbd_client_exit);
+
+MODULE_DESCRIPTION("rmbd client: block devices in remote memory over RDMA");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rmbd client: the rmbd_client generic netlink family.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/cpumask.h>
+#include <net/genetlink.h>
+#include "client.h"
+#include "nlmsg.h"
+
+static const struct nla_policy rmbd_c_policy[RMBD_CLIENT_ATTR_MAX + 1] = {
+	[RMBD_CLIENT_ATTR_DEV_INDEX]	= { .type = NLA_U32 },
+	[RMBD_CLIENT_ATTR_DEV_NAME]	= { .type = NLA_REJECT },
+	[RMBD_CLIENT_ATTR_DEV_SIZE]	= { .type = NLA_REJECT },
+	[RMBD_CLIENT_ATTR_DEV_STATE]	= { .type = NLA_REJECT },
+	[RMBD_CLIENT_ATTR_ADDR]		= { .type = NLA_NUL_STRING,
+					    .len = RMBD_ADDR_MAX - 1 },
+	[RMBD_CLIENT_ATTR_PORT]		= NLA_POLICY_MIN(NLA_U16, 1),
+	[RMBD_CLIENT_ATTR_EXPORT_NAME]	= { .type = NLA_NUL_STRING,
+					    .len = RMBD_EXPORT_NAME_MAX - 1 },
+	[RMBD_CLIENT_ATTR_NR_IO_QUEUES]	=
+		NLA_POLICY_RANGE(NLA_U32, 1, RMBD_MAX_IO_QUEUES),
+	[RMBD_CLIENT_ATTR_QUEUE_DEPTH]	=
+		NLA_POLICY_RANGE(NLA_U32, 1, RMBD_MAX_QUEUE_DEPTH),
+	[RMBD_CLIENT_ATTR_SLAB_SIZE]	= { .type = NLA_REJECT },
+	[RMBD_CLIENT_ATTR_PAD]		= { .type = NLA_REJECT },
+};
+
+static struct genl_family rmbd_c_family;
+
+static int rmbd_c_fill_dev(struct sk_buff *skb, struct rmbd_c_dev *dev,
+			   u32 portid, u32 seq, int flags, u8 cmd)
+{
+	char name[DISK_NAME_LEN];
+	void *hdr;
+
+	hdr = genlmsg_put(skb, portid, seq, &rmbd_c_family, flags, cmd);
+	if (!hdr)
+		return -EMSGSIZE;
+	snprintf(name, sizeof(name), "rmbd%d", dev->index);
+	if (nla_put_u32(skb, RMBD_CLIENT_ATTR_DEV_INDEX, dev->index) ||
+	    nla_put_string(skb, RMBD_CLIENT_ATTR_DEV_NAME, name) ||
+	    nla_put_u64_64bit(skb, RMBD_CLIENT_ATTR_DEV_SIZE, dev->size,
+			      RMBD_CLIENT_ATTR_PAD) ||
+	    nla_put_u8(skb, RMBD_CLIENT_ATTR_DEV_STATE, dev->state) ||
+	    nla_put_string(skb, RMBD_CLIENT_ATTR_ADDR, dev->addr_str) ||
+	    nla_put_u16(skb, RMBD_CLIENT_ATTR_PORT, dev->port) ||
+	    nla_put_string(skb, RMBD_CLIENT_ATTR_EXPORT_NAME,
+			   dev->export_name) ||
+	    nla_put_u32(skb, RMBD_CLIENT_ATTR_NR_IO_QUEUES,
+			dev->nr_io_queues) ||
+	    nla_put_u32(skb, RMBD_CLIENT_ATTR_QUEUE_DEPTH, dev->queue_depth) ||
+	    nla_put_u64_64bit(skb, RMBD_CLIENT_ATTR_SLAB_SIZE, dev->slab_size,
+			      RMBD_CLIENT_ATTR_PAD)) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(skb, hdr);
+	return 0;
+}
+
+static int rmbd_c_reply(struct genl_info *info, struct rmbd_c_dev *dev)
+{
+	struct sk_buff *skb;
+	int ret;
+
+	skb = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	if (!skb)
+		return -ENOMEM;
+	ret = rmbd_c_fill_dev(skb, dev, info->snd_portid, info->snd_seq, 0,
+			      info->genlhdr->cmd);
+	if (ret) {
+		nlmsg_free(skb);
+		return ret;
+	}
+	return genlmsg_reply(skb, info);
+}
+
+static int rmbd_c_connect(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr **attrs = info->attrs;
+	struct rmbd_c_connect_args args = { };
+	const char *why = NULL;
+	struct rmbd_c_dev *dev;
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, RMBD_CLIENT_ATTR_ADDR) ||
+	    GENL_REQ_ATTR_CHECK(info, RMBD_CLIENT_ATTR_EXPORT_NAME))
+		return -EINVAL;
+	args.addr = nla_data(attrs[RMBD_CLIENT_ATTR_ADDR]);
+	args.export_name = nla_data(attrs[RMBD_CLIENT_ATTR_EXPORT_NAME]);
+	if (!rmbd_valid_name(args.export_name)) {
+		NL_SET_ERR_MSG_ATTR(info->extack,
+				    attrs[RMBD_CLIENT_ATTR_EXPORT_NAME],
+				    "export name must be 1-63 characters of A-Z a-z 0-9 . _ - and not start with a dot");
+		return -EINVAL;
+	}
+	args.port = attrs[RMBD_CLIENT_ATTR_PORT] ?
+		    nla_get_u16(attrs[RMBD_CLIENT_ATTR_PORT]) :
+		    RMBD_DEFAULT_PORT;
+	args.nr_io_queues = attrs[RMBD_CLIENT_ATTR_NR_IO_QUEUES] ?
+			    nla_get_u32(attrs[RMBD_CLIENT_ATTR_NR_IO_QUEUES]) :
+			    num_online_cpus();
+	args.nr_io_queues = min_t(u32, args.nr_io_queues, RMBD_MAX_IO_QUEUES);
+	args.queue_depth = attrs[RMBD_CLIENT_ATTR_QUEUE_DEPTH] ?
+			   nla_get_u32(attrs[RMBD_CLIENT_ATTR_QUEUE_DEPTH]) :
+			   RMBD_DEFAULT_QUEUE_DEPTH;
+
+	ret = rmbd_c_dev_connect(&args, &dev, &why);
+	if (ret) {
+		rmbd_set_err(info->extack, NULL, why);
+		return ret;
+	}
+	/* The device exists either way; the reply is best effort. */
+	mutex_lock(&rmbd_c_mutex);
+	rmbd_c_reply(info, dev);
+	mutex_unlock(&rmbd_c_mutex);
+	return 0;
+}
+
+static int rmbd_c_disconnect(struct sk_buff *skb, struct genl_info *info)
+{
+	const char *why = NULL;
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, RMBD_CLIENT_ATTR_DEV_INDEX))
+		return -EINVAL;
+	ret = rmbd_c_dev_disconnect(nla_get_u32(info->attrs[RMBD_CLIENT_ATTR_DEV_INDEX]),
+				    &why);
+	rmbd_set_err(info->extack, info->attrs[RMBD_CLIENT_ATTR_DEV_INDEX],
+		     why);
+	return ret;
+}
+
+static int rmbd_c_get(struct sk_buff *skb, struct genl_info *info)
+{
+	struct rmbd_c_dev *dev;
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, RMBD_CLIENT_ATTR_DEV_INDEX))
+		return -EINVAL;
+	mutex_lock(&rmbd_c_mutex);
+	dev = rmbd_c_dev_find(nla_get_u32(info->attrs[RMBD_CLIENT_ATTR_DEV_INDEX]));
+	if (dev) {
+		ret = rmbd_c_reply(info, dev);
+	} else {
+		NL_SET_ERR_MSG_ATTR(info->extack,
+				    info->attrs[RMBD_CLIENT_ATTR_DEV_INDEX],
+				    "no such device");
+		ret = -ENODEV;
+	}
+	mutex_unlock(&rmbd_c_mutex);
+	return ret;
+}
+
+static int rmbd_c_dump(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct rmbd_c_dev *dev;
+	long idx = 0, start = cb->args[0];
+
+	mutex_lock(&rmbd_c_mutex);
+	list_for_each_entry(dev, &rmbd_c_devs, entry) {
+		if (idx++ < start)
+			continue;
+		if (rmbd_c_fill_dev(skb, dev, NETLINK_CB(cb->skb).portid,
+				    cb->nlh->nlmsg_seq, NLM_F_MULTI,
+				    RMBD_CLIENT_CMD_DEV_GET)) {
+			idx--;
+			break;
+		}
+	}
+	mutex_unlock(&rmbd_c_mutex);
+	cb->args[0] = idx;
+	return skb->len;
+}
+
+static const struct genl_ops rmbd_c_ops[] = {
+	{
+		.cmd	= RMBD_CLIENT_CMD_DEV_CONNECT,
+		.flags	= GENL_ADMIN_PERM,
+		.doit	= rmbd_c_connect,
+	},
+	{
+		.cmd	= RMBD_CLIENT_CMD_DEV_DISCONNECT,
+		.flags	= GENL_ADMIN_PERM,
+		.doit	= rmbd_c_disconnect,
+	},
+	{
+		.cmd	= RMBD_CLIENT_CMD_DEV_GET,
+		.flags	= GENL_ADMIN_PERM,
+		.doit	= rmbd_c_get,
+		.dumpit	= rmbd_c_dump,
+	},
+};
+
+static struct genl_family rmbd_c_family __ro_after_init = {
+	.name		= RMBD_CLIENT_GENL_NAME,
+	.version	= RMBD_CLIENT_GENL_VERSION,
+	.maxattr	= RMBD_CLIENT_ATTR_MAX,
+	.policy		= rmbd_c_policy,
+	.module		= THIS_MODULE,
+	.ops		= rmbd_c_ops,
+	.n_ops		= ARRAY_SIZE(rmbd_c_ops),
+	/* Strict validation for every command. */
+	.resv_start_op	= RMBD_CLIENT_CMD_DEV_GET + 1,
+	/* A connect may take seconds; others must not wait behind it. */
+	.parallel_ops	= true,
+};
+
+int rmbd_c_netlink_init(void)
+{
+	return genl_register_family(&rmbd_c_family);
+}
+
+void rmbd_c_netlink_exit(void)
+{
+	genl_unregister_family(&rmbd_c_family);
+}

@@ -1,0 +1,557 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rmbd client: rdma_cm queues, the admin protocol and the I/O completions.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/slab.h>
+#include <linux/log2.h>
+#include <net/net_namespace.h>
+#include <rdma/ib_cm.h>
+#include "client.h"
+
+#define RMBD_C_RESOLVE_MS	5000
+#define RMBD_C_CM_TIMEOUT	(15 * HZ)
+#define RMBD_C_ADMIN_TIMEOUT	(10 * HZ)
+/* Outstanding RDMA READs we ask for per queue. */
+#define RMBD_C_RD_ATOM		16
+
+static void rmbd_c_schedule_fail(struct rmbd_c_dev *dev)
+{
+	queue_work(rmbd_c_wq, &dev->err_work);
+}
+
+static int rmbd_c_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev)
+{
+	struct rmbd_c_queue *q = cm_id->context;
+	const char *why = NULL;
+	const void *data;
+	u8 len = 0;
+	u64 sid;
+	int err = 0;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		err = rmbd_check_cm_rep(ev->param.conn.private_data,
+					ev->param.conn.private_data_len, &sid);
+		if (err)
+			why = "target answered with invalid private data";
+		else if (!q->idx)
+			q->dev->session_id = sid;
+		else if (sid != q->dev->session_id)
+			err = -EPROTO;
+		break;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+		err = -EHOSTUNREACH;
+		why = "cannot resolve the target address (no RDMA device can reach it?)";
+		break;
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+		err = -ENETUNREACH;
+		why = "no route to the target";
+		break;
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+		err = -EHOSTUNREACH;
+		why = "target unreachable";
+		break;
+	case RDMA_CM_EVENT_REJECTED:
+		data = rdma_consumer_reject_data(cm_id, ev, &len);
+		err = rmbd_cm_rej_errno(data, len, &why);
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_ADDR_CHANGE:
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		if (test_bit(RMBD_C_Q_LIVE, &q->flags)) {
+			rmbd_c_schedule_fail(q->dev);
+			return 0;
+		}
+		err = -ECONNRESET;
+		why = "connection lost while connecting";
+		break;
+	default:
+		return 0;
+	}
+	q->cm_error = err;
+	q->cm_why = why;
+	complete(&q->cm_done);
+	return 0;
+}
+
+static int rmbd_c_cm_wait(struct rmbd_c_queue *q, const char **why)
+{
+	long ret;
+
+	ret = wait_for_completion_interruptible_timeout(&q->cm_done,
+							RMBD_C_CM_TIMEOUT);
+	if (ret == 0) {
+		*why = "timed out connecting to the target";
+		return -ETIMEDOUT;
+	}
+	if (ret < 0)
+		return ret;
+	if (q->cm_error && q->cm_why)
+		*why = q->cm_why;
+	return q->cm_error;
+}
+
+static void rmbd_c_qp_event(struct ib_event *ev, void *ctx)
+{
+	pr_debug("QP event %s (%d)\n", ib_event_msg(ev->event), ev->event);
+}
+
+static void rmbd_c_admin_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rmbd_c_dev *dev = container_of(wc->wr_cqe, struct rmbd_c_dev,
+					      send_cqe);
+
+	dev->send_status = wc->status;
+	complete(&dev->send_done);
+}
+
+static void rmbd_c_admin_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rmbd_c_dev *dev = container_of(wc->wr_cqe, struct rmbd_c_dev,
+					      recv_cqe);
+
+	dev->recv_status = wc->status;
+	dev->recv_len = wc->byte_len;
+	complete(&dev->recv_done);
+}
+
+static int rmbd_c_create_qp(struct rmbd_c_dev *dev, struct rmbd_c_queue *q)
+{
+	struct ib_qp_init_attr attr = { };
+	unsigned int recv_wr = q->idx ? 0 : RMBD_C_ADMIN_DEPTH;
+	int ret;
+
+	/* +1 each for drain */
+	q->cq_size = q->depth + 1 + recv_wr + 1;
+	if (q->idx) {
+		q->cq = ib_cq_pool_get(dev->ibdev, q->cq_size, q->idx - 1,
+				       IB_POLL_SOFTIRQ);
+		q->cq_from_pool = true;
+	} else {
+		q->cq = ib_alloc_cq(dev->ibdev, q, q->cq_size, 0,
+				    IB_POLL_SOFTIRQ);
+	}
+	if (IS_ERR(q->cq)) {
+		ret = PTR_ERR(q->cq);
+		q->cq = NULL;
+		return ret;
+	}
+	attr.event_handler = rmbd_c_qp_event;
+	attr.qp_context = q;
+	attr.cap.max_send_wr = q->depth + 1;
+	attr.cap.max_recv_wr = recv_wr + 1;
+	attr.cap.max_send_sge = q->idx ? dev->max_segs : 1;
+	attr.cap.max_recv_sge = 1;
+	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
+	attr.qp_type = IB_QPT_RC;
+	attr.send_cq = q->cq;
+	attr.recv_cq = q->cq;
+	ret = rdma_create_qp(q->cm_id, dev->pd, &attr);
+	if (ret) {
+		if (q->cq_from_pool)
+			ib_cq_pool_put(q->cq, q->cq_size);
+		else
+			ib_free_cq(q->cq);
+		q->cq = NULL;
+		return ret;
+	}
+	set_bit(RMBD_C_Q_ALLOCATED, &q->flags);
+	return 0;
+}
+
+static int rmbd_c_first_device(struct rmbd_c_dev *dev, struct ib_device *ibdev,
+			       const char **why)
+{
+	struct ib_device_attr *attrs = &ibdev->attrs;
+
+	dev->pd = ib_alloc_pd(ibdev, 0);
+	if (IS_ERR(dev->pd)) {
+		int ret = PTR_ERR(dev->pd);
+
+		dev->pd = NULL;
+		return ret;
+	}
+	dev->ibdev = ibdev;
+	dev->max_segs = min3(attrs->max_send_sge, attrs->max_sge_rd, 128);
+	return 0;
+}
+
+static int rmbd_c_queue_connect(struct rmbd_c_dev *dev, unsigned int idx,
+				const char **why)
+{
+	struct rmbd_c_queue *q = &dev->queues[idx];
+	struct rdma_conn_param param = { };
+	struct rmbd_cm_req req = { };
+	struct rdma_cm_id *cm_id;
+	int ret;
+
+	q->dev = dev;
+	q->idx = idx;
+	q->depth = idx ? dev->queue_depth : RMBD_C_ADMIN_DEPTH;
+	init_completion(&q->cm_done);
+
+	cm_id = rdma_create_id(&init_net, rmbd_c_cm_handler, q, RDMA_PS_TCP,
+			       IB_QPT_RC);
+	if (IS_ERR(cm_id))
+		return PTR_ERR(cm_id);
+	q->cm_id = cm_id;
+
+	ret = rdma_resolve_addr(cm_id, NULL, (struct sockaddr *)&dev->addr,
+				RMBD_C_RESOLVE_MS);
+	if (ret) {
+		*why = "cannot resolve the target address";
+		return ret;
+	}
+	ret = rmbd_c_cm_wait(q, why);
+	if (ret)
+		return ret;
+
+	reinit_completion(&q->cm_done);
+	ret = rdma_resolve_route(cm_id, RMBD_C_RESOLVE_MS);
+	if (ret) {
+		*why = "cannot resolve a route to the target";
+		return ret;
+	}
+	ret = rmbd_c_cm_wait(q, why);
+	if (ret)
+		return ret;
+
+	if (!dev->ibdev) {
+		ret = rmbd_c_first_device(dev, cm_id->device, why);
+		if (ret)
+			return ret;
+	} else if (dev->ibdev != cm_id->device) {
+		*why = "queues resolved to different RDMA devices";
+		return -EXDEV;
+	}
+	ret = rmbd_c_create_qp(dev, q);
+	if (ret) {
+		*why = "cannot create a queue pair";
+		return ret;
+	}
+
+	req.magic = cpu_to_le32(RMBD_PROTO_MAGIC);
+	req.version = cpu_to_le16(RMBD_PROTO_VERSION);
+	req.qtype = cpu_to_le16(idx ? RMBD_QUEUE_IO : RMBD_QUEUE_ADMIN);
+	req.qid = cpu_to_le16(idx ? idx - 1 : 0);
+	req.queue_depth = cpu_to_le16(q->depth);
+	req.session_id = cpu_to_le64(idx ? dev->session_id : 0);
+	param.private_data = &req;
+	param.private_data_len = sizeof(req);
+	param.qp_num = cm_id->qp->qp_num;
+	param.flow_control = 1;
+	param.retry_count = 7;
+	param.rnr_retry_count = 7;
+	param.initiator_depth = min_t(u32, RMBD_C_RD_ATOM,
+				      dev->ibdev->attrs.max_qp_init_rd_atom);
+
+	reinit_completion(&q->cm_done);
+	ret = rdma_connect(cm_id, &param);
+	if (ret) {
+		*why = "cannot send the connect request";
+		return ret;
+	}
+	ret = rmbd_c_cm_wait(q, why);
+	if (ret)
+		return ret;
+	set_bit(RMBD_C_Q_LIVE, &q->flags);
+	return 0;
+}
+
+static void rmbd_c_queue_destroy(struct rmbd_c_queue *q)
+{
+	if (test_and_clear_bit(RMBD_C_Q_ALLOCATED, &q->flags)) {
+		rdma_destroy_qp(q->cm_id);
+		if (q->cq_from_pool)
+			ib_cq_pool_put(q->cq, q->cq_size);
+		else
+			ib_free_cq(q->cq);
+		q->cq = NULL;
+	}
+	if (q->cm_id) {
+		rdma_destroy_id(q->cm_id);
+		q->cm_id = NULL;
+	}
+}
+
+static int rmbd_c_admin_alloc(struct rmbd_c_dev *dev)
+{
+	dev->send_buf = kzalloc(RMBD_MSG_SIZE, GFP_KERNEL);
+	dev->recv_buf = kzalloc(RMBD_MSG_SIZE, GFP_KERNEL);
+	if (!dev->send_buf || !dev->recv_buf)
+		goto out_free;
+	dev->send_dma = ib_dma_map_single(dev->ibdev, dev->send_buf,
+					  RMBD_MSG_SIZE, DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(dev->ibdev, dev->send_dma))
+		goto out_free;
+	dev->recv_dma = ib_dma_map_single(dev->ibdev, dev->recv_buf,
+					  RMBD_MSG_SIZE, DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(dev->ibdev, dev->recv_dma)) {
+		ib_dma_unmap_single(dev->ibdev, dev->send_dma, RMBD_MSG_SIZE,
+				    DMA_TO_DEVICE);
+		goto out_free;
+	}
+	dev->send_cqe.done = rmbd_c_admin_send_done;
+	dev->recv_cqe.done = rmbd_c_admin_recv_done;
+	init_completion(&dev->send_done);
+	init_completion(&dev->recv_done);
+	return 0;
+
+out_free:
+	kfree(dev->send_buf);
+	kfree(dev->recv_buf);
+	dev->send_buf = NULL;
+	dev->recv_buf = NULL;
+	return -ENOMEM;
+}
+
+static void rmbd_c_admin_free(struct rmbd_c_dev *dev)
+{
+	if (!dev->send_buf)
+		return;
+	ib_dma_unmap_single(dev->ibdev, dev->send_dma, RMBD_MSG_SIZE,
+			    DMA_TO_DEVICE);
+	ib_dma_unmap_single(dev->ibdev, dev->recv_dma, RMBD_MSG_SIZE,
+			    DMA_FROM_DEVICE);
+	kfree(dev->send_buf);
+	kfree(dev->recv_buf);
+	dev->send_buf = NULL;
+	dev->recv_buf = NULL;
+}
+
+/*
+ * Send the request in send_buf and wait for its reply in recv_buf.  The
+ * admin queue carries one request at a time.
+ */
+static int rmbd_c_admin_xfer(struct rmbd_c_dev *dev, u16 opcode, size_t len,
+			     const char **why)
+{
+	struct rmbd_msg_hdr *hdr = dev->send_buf;
+	struct ib_qp *qp = dev->queues[0].cm_id->qp;
+	struct ib_sge ssge = {
+		.addr = dev->send_dma, .length = len,
+		.lkey = dev->pd->local_dma_lkey,
+	};
+	struct ib_sge rsge = {
+		.addr = dev->recv_dma, .length = RMBD_MSG_SIZE,
+		.lkey = dev->pd->local_dma_lkey,
+	};
+	struct ib_send_wr swr = {
+		.wr_cqe = &dev->send_cqe, .sg_list = &ssge, .num_sge = 1,
+		.opcode = IB_WR_SEND, .send_flags = IB_SEND_SIGNALED,
+	};
+	struct ib_recv_wr rwr = {
+		.wr_cqe = &dev->recv_cqe, .sg_list = &rsge, .num_sge = 1,
+	};
+	int ret;
+
+	hdr->opcode = cpu_to_le16(opcode);
+	hdr->status = 0;
+	hdr->tag = cpu_to_le32(++dev->tag);
+	reinit_completion(&dev->send_done);
+	reinit_completion(&dev->recv_done);
+	ib_dma_sync_single_for_device(dev->ibdev, dev->recv_dma, RMBD_MSG_SIZE,
+				      DMA_FROM_DEVICE);
+	ib_dma_sync_single_for_device(dev->ibdev, dev->send_dma, RMBD_MSG_SIZE,
+				      DMA_TO_DEVICE);
+	ret = ib_post_recv(qp, &rwr, NULL);
+	if (ret)
+		return ret;
+	ret = ib_post_send(qp, &swr, NULL);
+	if (ret)
+		return ret;
+	if (!wait_for_completion_timeout(&dev->send_done, RMBD_C_ADMIN_TIMEOUT) ||
+	    !wait_for_completion_timeout(&dev->recv_done, RMBD_C_ADMIN_TIMEOUT)) {
+		*why = "target did not answer";
+		return -ETIMEDOUT;
+	}
+	if (dev->send_status != IB_WC_SUCCESS ||
+	    dev->recv_status != IB_WC_SUCCESS) {
+		*why = "admin queue failed";
+		return -EIO;
+	}
+	ib_dma_sync_single_for_cpu(dev->ibdev, dev->recv_dma, RMBD_MSG_SIZE,
+				   DMA_FROM_DEVICE);
+	ret = rmbd_check_reply(dev->recv_buf, dev->recv_len, opcode, dev->tag);
+	if (ret == -EPROTO)
+		*why = "target sent a malformed reply";
+	return ret;
+}
+
+static int rmbd_c_open(struct rmbd_c_dev *dev, const char **why)
+{
+	struct rmbd_open_req *req = dev->send_buf;
+	struct rmbd_open_rsp *rsp = dev->recv_buf;
+	int ret;
+
+	memset(req, 0, RMBD_MSG_SIZE);
+	strscpy(req->name, dev->export_name, sizeof(req->name));
+	ret = rmbd_c_admin_xfer(dev, RMBD_OP_OPEN, sizeof(*req), why);
+	if (ret == -ENOENT)
+		*why = "target has no export with this name";
+	if (ret)
+		return ret;
+	dev->size = le64_to_cpu(rsp->size);
+	dev->slab_size = le64_to_cpu(rsp->slab_size);
+	dev->nr_slabs = le32_to_cpu(rsp->nr_slabs);
+	if (rmbd_check_geometry(dev->size, dev->slab_size, dev->nr_slabs)) {
+		*why = "target announced an invalid export geometry";
+		return -EPROTO;
+	}
+	dev->slab_shift = ilog2(dev->slab_size);
+	dev->slabs = kvcalloc(dev->nr_slabs, sizeof(*dev->slabs), GFP_KERNEL);
+	if (!dev->slabs)
+		return -ENOMEM;
+	return 0;
+}
+
+static int rmbd_c_map(struct rmbd_c_dev *dev, u32 idx, const char **why)
+{
+	struct rmbd_map_req *req = dev->send_buf;
+	struct rmbd_map_rsp *rsp = dev->recv_buf;
+	struct rmbd_c_slab *slab = &dev->slabs[idx];
+	u64 addr, len;
+	int ret;
+
+	memset(req, 0, RMBD_MSG_SIZE);
+	req->slab = cpu_to_le32(idx);
+	ret = rmbd_c_admin_xfer(dev, RMBD_OP_MAP, sizeof(*req), why);
+	if (ret) {
+		if (ret != -EPROTO && ret != -ETIMEDOUT)
+			*why = "target could not map a slab";
+		return ret;
+	}
+	addr = le64_to_cpu(rsp->addr);
+	len = le64_to_cpu(rsp->len);
+	if (le32_to_cpu(rsp->slab) != idx ||
+	    len != rmbd_slab_len(dev->size, dev->slab_size, idx) ||
+	    addr + len < addr) {
+		*why = "target sent an invalid slab mapping";
+		return -EPROTO;
+	}
+	slab->addr = addr;
+	slab->len = len;
+	slab->rkey = le32_to_cpu(rsp->rkey);
+	return 0;
+}
+
+/**
+ * rmbd_c_session_start() - connect every queue and map the export
+ * @dev: device with address, export name and queue counts set
+ * @why: a message for the administrator on failure
+ *
+ * On failure the caller runs rmbd_c_session_stop().
+ */
+int rmbd_c_session_start(struct rmbd_c_dev *dev, const char **why)
+{
+	unsigned int i;
+	int ret;
+
+	dev->queues = kcalloc(dev->nr_io_queues + 1, sizeof(*dev->queues),
+			      GFP_KERNEL);
+	if (!dev->queues)
+		return -ENOMEM;
+	ret = rmbd_c_queue_connect(dev, 0, why);
+	if (ret)
+		return ret;
+	ret = rmbd_c_admin_alloc(dev);
+	if (ret)
+		return ret;
+	ret = rmbd_c_open(dev, why);
+	if (ret)
+		return ret;
+	for (i = 0; i < dev->nr_slabs; i++) {
+		ret = rmbd_c_map(dev, i, why);
+		if (ret)
+			return ret;
+	}
+	for (i = 1; i <= dev->nr_io_queues; i++) {
+		ret = rmbd_c_queue_connect(dev, i, why);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/**
+ * rmbd_c_queues_fail() - stop I/O on every queue
+ * @dev: the device
+ *
+ * Moves every QP to the error state: posted requests flush and complete
+ * with an error, and new ones are refused.  Safe to call more than once.
+ */
+void rmbd_c_queues_fail(struct rmbd_c_dev *dev)
+{
+	unsigned int i;
+
+	if (!dev->queues)
+		return;
+	for (i = 0; i <= dev->nr_io_queues; i++) {
+		struct rmbd_c_queue *q = &dev->queues[i];
+
+		if (test_and_clear_bit(RMBD_C_Q_LIVE, &q->flags))
+			rdma_disconnect(q->cm_id);
+	}
+}
+
+/**
+ * rmbd_c_session_stop() - tear down every queue and free the session
+ * @dev: the device
+ *
+ * Idempotent.  Every posted work request has completed when it returns.
+ */
+void rmbd_c_session_stop(struct rmbd_c_dev *dev)
+{
+	unsigned int i;
+
+	mutex_lock(&rmbd_c_mutex);
+	dev->stopping = true;
+	mutex_unlock(&rmbd_c_mutex);
+	if (!dev->queues)
+		return;
+	rmbd_c_queues_fail(dev);
+	for (i = 0; i <= dev->nr_io_queues; i++)
+		if (test_bit(RMBD_C_Q_ALLOCATED, &dev->queues[i].flags))
+			ib_drain_qp(dev->queues[i].cm_id->qp);
+	for (i = 0; i <= dev->nr_io_queues; i++)
+		rmbd_c_queue_destroy(&dev->queues[i]);
+	rmbd_c_admin_free(dev);
+	if (dev->pd) {
+		ib_dealloc_pd(dev->pd);
+		dev->pd = NULL;
+	}
+	dev->ibdev = NULL;
+	kfree(dev->queues);
+	dev->queues = NULL;
+	kvfree(dev->slabs);
+	dev->slabs = NULL;
+}
+
+void rmbd_c_read_write_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rmbd_c_req *req = container_of(wc->wr_cqe, struct rmbd_c_req,
+					      cqe);
+	struct request *rq = blk_mq_rq_from_pdu(req);
+	struct rmbd_c_dev *dev = req->queue->dev;
+
+	ib_dma_unmap_sg(dev->ibdev, req->sgl, req->nents, rq_dma_dir(rq));
+	if (unlikely(wc->status != IB_WC_SUCCESS)) {
+		req->status = BLK_STS_IOERR;
+		if (wc->status != IB_WC_WR_FLUSH_ERR) {
+			pr_err_ratelimited("rmbd%d: RDMA %s failed: %s (%d)\n",
+					   dev->index,
+					   rq_data_dir(rq) ? "WRITE" : "READ",
+					   ib_wc_status_msg(wc->status),
+					   wc->status);
+			rmbd_c_schedule_fail(dev);
+		}
+	}
+	if (likely(!blk_should_fake_timeout(rq->q)))
+		blk_mq_complete_request(rq);
+}
