@@ -88,24 +88,21 @@ export RMBD_REPO=$REPO
 # shellcheck source=tests/lib.sh
 source "$REPO/selftests/vm/tests/lib.sh"
 
-setup_log=$out/setup.log
+# Setup is reported as diagnostics; a failure there marks the "vm" result.
 start_line=$(kmsg_lines)
 {
 	echo "guest: kernel $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ {print $2 " kB"}' /proc/meminfo)"
-	setup_rxe || echo "guest: soft-RoCE setup failed"
+	setup_ok=1
+	setup_rxe || { echo "vm-error: soft-RoCE setup failed"; setup_ok=0; }
 	rdma link show
-	rmbd_load_modules || echo "guest: rmbd modules not loaded"
-} > "$setup_log" 2>&1
-if ! grep -q 'failed' "$setup_log"; then
-	:
-else
-	ktap "# vm-error: setup failed"
-fi
-sed 's/^/# /' "$setup_log" | while read -r l; do ktap "$l"; done
+	rmbd_load_modules || { echo "vm-error: the rmbd modules do not load"; setup_ok=0; }
+	(( setup_ok ))
+} > "$out/setup.log" 2>&1
+while IFS= read -r l; do ktap "# $l"; done < "$out/setup.log"
 errs=$(kmsg_errors "$start_line")
 if [[ -n $errs ]]; then
 	ktap "# vm-error: kernel errors during setup"
-	while read -r l; do ktap "# $l"; done <<< "$errs"
+	while IFS= read -r l; do ktap "# $l"; done <<< "$errs"
 fi
 
 i=0
@@ -117,18 +114,21 @@ for t in "${TESTS[@]}"; do
 	echo "$i $name $tmo" > "$out/current"
 	start_line=$(kmsg_lines)
 	t0=$(date +%s)
-	(cd "$(dirname "$t")" && exec timeout -k 10 "$tmo" bash "$t") > "$log" 2>&1 < /dev/null
-	rc=$?
+	prefix="# "
+	(( RAW )) && prefix=
+	(cd "$(dirname "$t")" && exec timeout -k 10 "$tmo" bash "$t") 2>&1 < /dev/null |
+		tee "$log" | while IFS= read -r l; do ktap "$prefix$l"; done
+	rc=${PIPESTATUS[0]}
 	dt=$(( $(date +%s) - t0 ))
 
-	if (( RAW )); then
-		while IFS= read -r l; do ktap "$l"; done < "$log"
-	else
-		while IFS= read -r l; do ktap "# $l"; done < "$log"
-	fi
-
 	# Put the machine back in a known state for the next test.
-	rmbd_reset >> "$log" 2>&1 || ktap "# $name: cleanup after the test failed (see $name.log)"
+	dirty=
+	if ! rmbd_reset > /tmp/reset.log 2>&1; then
+		dirty=1
+		ktap "# cleanup after $name failed:"
+		while IFS= read -r l; do ktap "# $l"; done < /tmp/reset.log
+	fi
+	cat /tmp/reset.log >> "$log"
 
 	tail -n +$(( start_line + 1 )) /tmp/kmsg.log > "$out/$name.dmesg"
 	errs=$(kmsg_errors "$start_line")
@@ -141,6 +141,8 @@ for t in "${TESTS[@]}"; do
 		ktap "not ok $i $name # TIMEOUT after $tmo s"
 	elif [[ -n $errs ]]; then
 		ktap "not ok $i $name # kernel errors (rc=$rc, $dt s)"
+	elif [[ -n $dirty ]]; then
+		ktap "not ok $i $name # cleanup failed (rc=$rc, $dt s)"
 	elif (( rc == 0 )); then
 		ktap "ok $i $name # $dt s"
 	elif (( rc == 4 )); then
@@ -152,7 +154,5 @@ for t in "${TESTS[@]}"; do
 done
 
 echo done > "$out/current"
-start_line=$(kmsg_lines)
-errs=$(kmsg_errors "$start_line")
 touch "$out/done"
 finish

@@ -102,6 +102,10 @@ if ! flock -n 9; then
 	flock 9
 fi
 
+# The tests' helper programs (nl-fuzz) are built on the host: the guest's
+# root is read-only.
+make -s -C "$repo/selftests" all >&2 || echo "# run-vm: building the test helpers failed" >&2
+
 # ---- initramfs ---------------------------------------------------------
 
 initrd_modules=(virtio_pci 9pnet_virtio 9p)

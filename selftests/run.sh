@@ -1,0 +1,97 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Every rmbd test: host tests (selftests/host), checkpatch, then the VM
+# suite.  Prints TAP and ends with one line "N passed, N failed, N skipped".
+# Exit status 1 when a test failed.
+#
+# usage: run.sh [VM-TEST...]     e.g. run.sh 01-data-verify 04-bad-input
+#   RMBD_SKIP_HOST=1  RMBD_SKIP_CHECKPATCH=1  RMBD_SKIP_VM=1  skip a part
+
+set -u
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/.." && pwd)
+
+if (( EUID != 0 )); then
+	echo "run.sh: run as root (the VM tests load kernel modules)" >&2
+	exit 1
+fi
+
+passed=0
+failed=0
+skipped=0
+num=0
+
+result() {	# RC NAME [DETAIL]
+	num=$(( num + 1 ))
+	case "$1" in
+	0) passed=$(( passed + 1 )); echo "ok $num $2${3:+ # $3}" ;;
+	4) skipped=$(( skipped + 1 )); echo "ok $num $2 # SKIP ${3:-}" ;;
+	*) failed=$(( failed + 1 )); echo "not ok $num $2${3:+ # $3}" ;;
+	esac
+}
+
+# Run a command as one test; its output becomes diagnostics.
+run_one() {	# NAME CMD...
+	local name=$1 rc=0 t0 out
+	shift
+	t0=$(date +%s)
+	out=$("$@" 2>&1) || rc=$?
+	[[ -n $out ]] && sed 's/^/# /' <<< "$out"
+	if (( rc == 4 )); then
+		result 4 "$name" "$(grep '^SKIP: ' <<< "$out" | tail -n 1 | cut -c7-)"
+	else
+		result "$rc" "$name" "$(( $(date +%s) - t0 )) s"
+	fi
+}
+
+echo "TAP version 13"
+t_start=$(date +%s)
+
+echo "# building test helpers"
+run_one build-helpers make -s -C "$here"
+
+if [[ -z ${RMBD_SKIP_HOST:-} ]]; then
+	if [[ -f $here/host/Makefile ]]; then
+		run_one host make -s -C "$here/host" run
+	else
+		result 4 host "no selftests/host"
+	fi
+fi
+
+if [[ -z ${RMBD_SKIP_CHECKPATCH:-} ]]; then
+	run_one checkpatch "$here/checkpatch.sh"
+fi
+
+if [[ -z ${RMBD_SKIP_VM:-} ]]; then
+	echo "# VM suite"
+	vm_failed=$failed
+	while IFS= read -r line; do
+		if [[ $line =~ ^(not\ )?ok\ [0-9]+\ ([^#]*[^#\ ])(\ #\ (.*))?$ ]]; then
+			name="vm/${BASH_REMATCH[2]}"
+			detail=${BASH_REMATCH[4]}
+			if [[ -n ${BASH_REMATCH[1]} ]]; then
+				result 1 "$name" "$detail"
+			elif [[ $detail == SKIP* ]]; then
+				detail=${detail#SKIP}
+				result 4 "$name" "${detail# }"
+			else
+				result 0 "$name" "$detail"
+			fi
+		elif [[ $line == "KTAP version"* || $line =~ ^1\.\.[0-9]+$ ]]; then
+			continue
+		elif [[ $line =~ ^#\ run-vm\.sh\ exit\ status\ ([0-9]+)$ ]]; then
+			if (( BASH_REMATCH[1] != 0 && failed == vm_failed )); then
+				result 1 vm "run-vm.sh exited with ${BASH_REMATCH[1]}"
+			fi
+		else
+			printf '%s\n' "$line"
+		fi
+	done < <("$here/vm/run-vm.sh" "$@" 2>&1; echo "# run-vm.sh exit status $?")
+fi
+
+echo "1..$num"
+echo "# total $(( $(date +%s) - t_start )) s"
+echo "$passed passed, $failed failed, $skipped skipped"
+(( failed == 0 ))
