@@ -208,6 +208,8 @@ static struct genl_family rmbd_c_family __ro_after_init = {
 	.parallel_ops	= true,
 };
 
+MODULE_ALIAS_GENL_FAMILY(RMBD_CLIENT_GENL_NAME);
+
 int rmbd_c_netlink_init(void)
 {
 	return genl_register_family(&rmbd_c_family);

@@ -333,6 +333,8 @@ static struct genl_family rmbd_t_family __ro_after_init = {
 	.netnsok	= false,
 };
 
+MODULE_ALIAS_GENL_FAMILY(RMBD_TARGET_GENL_NAME);
+
 int rmbd_t_netlink_init(void)
 {
 	return genl_register_family(&rmbd_t_family);

@@ -17,8 +17,10 @@
 #define RMBD_DEFAULT_PORT		7470
 #endif
 
+#ifndef RMBD_EXPORT_NAME_MAX
 #define RMBD_EXPORT_NAME_MAX		64	/* including the NUL */
 #define RMBD_ADDR_MAX			64	/* including the NUL */
+#endif
 
 #define RMBD_MAX_IO_QUEUES		256
 #define RMBD_MAX_QUEUE_DEPTH		1024

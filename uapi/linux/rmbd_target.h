@@ -17,8 +17,10 @@
 #define RMBD_DEFAULT_PORT		7470
 #endif
 
+#ifndef RMBD_EXPORT_NAME_MAX
 #define RMBD_EXPORT_NAME_MAX		64	/* including the NUL */
 #define RMBD_ADDR_MAX			64	/* including the NUL */
+#endif
 
 /* Default and bounds of the slab size, in bytes. */
 #define RMBD_DEFAULT_SLAB_SIZE		(64ULL << 20)
@@ -52,7 +54,8 @@ enum rmbd_target_cmd {
 
 /**
  * enum rmbd_target_attr - attributes of the rmbd_target family
- * @RMBD_TARGET_ATTR_EXPORT_NAME: string, 1..63 bytes of [A-Za-z0-9._-]
+ * @RMBD_TARGET_ATTR_EXPORT_NAME: string, 1..63 bytes of [A-Za-z0-9._-], not
+ *	starting with a dot
  * @RMBD_TARGET_ATTR_EXPORT_SIZE: u64, bytes, a multiple of 4096
  * @RMBD_TARGET_ATTR_EXPORT_SLAB_SIZE: u64, bytes, a power of two between
  *	RMBD_MIN_SLAB_SIZE and RMBD_MAX_SLAB_SIZE
