@@ -100,14 +100,15 @@ void rmbd_export_put(struct rmbd_export *exp)
 
 /**
  * rmbd_export_create() - allocate an export and add it to the list
- * @name: a valid, unused name
+ * @name: a valid name
  * @size: bytes, a non-zero multiple of 4096
  * @slab_size: bytes, a power of two in the allowed range
- * @out: the new export
+ * @out: the new export, valid while rmbd_t_mutex is held
  * @why: a message for the administrator on failure
  *
- * Called with rmbd_t_mutex held.  The memory is allocated before the
- * export becomes visible.
+ * Called with rmbd_t_mutex held.  The mutex is dropped while the memory
+ * is allocated, which can take a while, and the export becomes visible
+ * only once all of it is there.
  */
 int rmbd_export_create(const char *name, u64 size, u64 slab_size,
 		       struct rmbd_export **out, const char **why)
@@ -141,17 +142,32 @@ int rmbd_export_create(const char *name, u64 size, u64 slab_size,
 	exp->nr_slabs = DIV_ROUND_UP_ULL(size, slab_size);
 	exp->slabs = kvcalloc(exp->nr_slabs, sizeof(*exp->slabs), GFP_KERNEL);
 	if (!exp->slabs) {
-		ret = -ENOMEM;
-		goto out_free;
+		kfree(exp);
+		return -ENOMEM;
 	}
-	for (i = 0; i < exp->nr_slabs; i++) {
+
+	mutex_unlock(&rmbd_t_mutex);
+	for (i = 0, ret = 0; i < exp->nr_slabs && !ret; i++) {
 		ret = rmbd_slab_alloc(&exp->slabs[i],
 				      rmbd_slab_len(size, slab_size, i));
-		if (ret) {
-			*why = "could not allocate the export's memory";
-			goto out_free;
-		}
-		exp->mem += (u64)exp->slabs[i].nr_chunks << RMBD_CHUNK_SHIFT;
+		if (!ret)
+			exp->mem += (u64)exp->slabs[i].nr_chunks <<
+				    RMBD_CHUNK_SHIFT;
+		if (!ret && fatal_signal_pending(current))
+			ret = -EINTR;
+	}
+	mutex_lock(&rmbd_t_mutex);
+
+	if (ret) {
+		*why = ret == -EINTR ? "interrupted" :
+		       "could not allocate the export's memory";
+		goto out_free;
+	}
+	/* Someone may have taken the name meanwhile. */
+	if (rmbd_export_find(name)) {
+		*why = "an export with this name exists";
+		ret = -EEXIST;
+		goto out_free;
 	}
 	list_add_tail(&exp->entry, &rmbd_t_exports);
 	*out = exp;
