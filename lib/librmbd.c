@@ -674,7 +674,7 @@ static int rmbd_dev_msg(struct rmbd_ctx *ctx, uint8_t cmd, uint32_t index,
 	return 0;
 }
 
-int rmbd_dev_disconnect(struct rmbd_ctx *ctx, uint32_t index)
+int rmbd_dev_disconnect(struct rmbd_ctx *ctx, uint32_t index, bool force)
 {
 	struct nl_msg *msg;
 	int ret;
@@ -682,6 +682,9 @@ int rmbd_dev_disconnect(struct rmbd_ctx *ctx, uint32_t index)
 	ret = rmbd_dev_msg(ctx, RMBD_CLIENT_CMD_DEV_DISCONNECT, index, &msg);
 	if (ret)
 		return ret;
+	if (force && rmbd_put_ret(msg, nla_put_flag(msg,
+						    RMBD_CLIENT_ATTR_FORCE)))
+		return -EMSGSIZE;
 	return rmbd_do(ctx, RMBD_FAM_CLIENT, msg, NULL, NULL);
 }
 

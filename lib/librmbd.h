@@ -103,7 +103,7 @@ struct rmbd_connect_opts {
 int rmbd_dev_connect(struct rmbd_ctx *ctx,
 		     const struct rmbd_connect_opts *opts,
 		     struct rmbd_dev_info *out);
-int rmbd_dev_disconnect(struct rmbd_ctx *ctx, uint32_t index);
+int rmbd_dev_disconnect(struct rmbd_ctx *ctx, uint32_t index, bool force);
 int rmbd_dev_list(struct rmbd_ctx *ctx,
 		  int (*cb)(const struct rmbd_dev_info *, void *), void *arg);
 int rmbd_dev_get(struct rmbd_ctx *ctx, uint32_t index,

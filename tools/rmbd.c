@@ -534,7 +534,7 @@ static void dev_help(FILE *f)
 	fprintf(f,
 		"Usage: rmbd dev connect addr ADDR export NAME [ port PORT ]\n"
 		"                        [ queues N ] [ depth N ]\n"
-		"       rmbd dev disconnect DEV\n"
+		"       rmbd dev disconnect DEV [ force ]\n"
 		"       rmbd dev [ show [ DEV ] ]\n"
 		"       rmbd dev help\n"
 		"where  DEV := rmbdN | /dev/rmbdN | N\n"
@@ -611,19 +611,25 @@ static int parse_dev_arg(int argc, char **argv, uint32_t *index)
 
 static int dev_disconnect(int argc, char **argv)
 {
+	struct keyword kw[] = {
+		{ .name = "force" },
+		{ }
+	};
 	struct rmbd_ctx *ctx;
 	uint32_t index;
 	int ret;
 
 	if (argc < 1)
 		return usage_error("missing device");
-	ret = parse_dev_arg(argc, argv, &index);
+	if (rmbd_parse_dev(argv[0], &index))
+		return usage_error("invalid device '%s'", argv[0]);
+	ret = parse_keywords(kw, argc - 1, argv + 1);
 	if (ret)
 		return ret;
 	ret = open_ctx(&ctx);
 	if (ret)
 		return ret;
-	ret = rmbd_dev_disconnect(ctx, index);
+	ret = rmbd_dev_disconnect(ctx, index, kw[0].seen);
 	ret = ret < 0 ? request_error(ctx, "disconnect device", ret) : 0;
 	rmbd_close(ctx);
 	return ret;

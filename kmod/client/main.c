@@ -315,9 +315,10 @@ static void rmbd_c_dev_remove(struct rmbd_c_dev *dev)
 /**
  * rmbd_c_dev_disconnect() - remove a device and close its session
  * @index: N of rmbdN
+ * @force: even when a file system, swap or another block layer holds it
  * @why: a message for the administrator on failure
  */
-int rmbd_c_dev_disconnect(int index, const char **why)
+int rmbd_c_dev_disconnect(int index, bool force, const char **why)
 {
 	struct rmbd_c_dev *dev;
 
@@ -332,6 +333,12 @@ int rmbd_c_dev_disconnect(int index, const char **why)
 	    dev->state == RMBD_DEV_STATE_DELETING) {
 		mutex_unlock(&rmbd_c_mutex);
 		*why = "device is connecting or being disconnected";
+		return -EBUSY;
+	}
+	/* Exclusive holders: mounts, swap, md/dm; not udev's probing. */
+	if (!force && READ_ONCE(dev->disk->part0->bd_holders)) {
+		mutex_unlock(&rmbd_c_mutex);
+		*why = "device is in use (mounted, swap or held by another device); use force";
 		return -EBUSY;
 	}
 	dev->state = RMBD_DEV_STATE_DELETING;

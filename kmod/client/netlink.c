@@ -25,6 +25,7 @@ static const struct nla_policy rmbd_c_policy[RMBD_CLIENT_ATTR_MAX + 1] = {
 		NLA_POLICY_RANGE(NLA_U32, 1, RMBD_MAX_QUEUE_DEPTH),
 	[RMBD_CLIENT_ATTR_SLAB_SIZE]	= { .type = NLA_REJECT },
 	[RMBD_CLIENT_ATTR_PAD]		= { .type = NLA_REJECT },
+	[RMBD_CLIENT_ATTR_FORCE]	= { .type = NLA_FLAG },
 };
 
 static struct genl_family rmbd_c_family;
@@ -127,6 +128,7 @@ static int rmbd_c_disconnect(struct sk_buff *skb, struct genl_info *info)
 	if (GENL_REQ_ATTR_CHECK(info, RMBD_CLIENT_ATTR_DEV_INDEX))
 		return -EINVAL;
 	ret = rmbd_c_dev_disconnect(nla_get_u32(info->attrs[RMBD_CLIENT_ATTR_DEV_INDEX]),
+				    nla_get_flag(info->attrs[RMBD_CLIENT_ATTR_FORCE]),
 				    &why);
 	rmbd_set_err(info->extack, info->attrs[RMBD_CLIENT_ATTR_DEV_INDEX],
 		     why);

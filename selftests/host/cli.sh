@@ -280,6 +280,7 @@ expect 1 "" "rmbd: failed to connect device: Invalid argument: fake refusal of b
 expect 0 "" "" "$FAKE" dev disconnect rmbd3
 expect 1 "" "rmbd: failed to disconnect device: No such device: no such device" \
 	"$FAKE" dev disconnect 9
+expect 0 "" "" "$FAKE" dev disconnect /dev/rmbd4 force
 log_is "open
 dev_list
 open
@@ -297,9 +298,11 @@ dev_connect fd00::1 99 foo 4 64
 open
 dev_connect 10.200.0.1 0 bad 0 0
 open
-dev_disconnect 3
+dev_disconnect 3 0
 open
-dev_disconnect 9" "dev calls"
+dev_disconnect 9 0
+open
+dev_disconnect 4 1" "dev calls"
 
 export RMBD_FAKE_EMPTY=1
 expect 0 "" "" "$FAKE" dev

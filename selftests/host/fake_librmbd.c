@@ -220,9 +220,9 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 	return 0;
 }
 
-int rmbd_dev_disconnect(struct rmbd_ctx *ctx, uint32_t index)
+int rmbd_dev_disconnect(struct rmbd_ctx *ctx, uint32_t index, bool force)
 {
-	fake_log("dev_disconnect %u", index);
+	fake_log("dev_disconnect %u %d", index, force);
 	if (index == 9) {
 		snprintf(ctx->errmsg, sizeof(ctx->errmsg), "no such device");
 		return -ENODEV;

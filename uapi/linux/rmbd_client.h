@@ -30,7 +30,9 @@
  * enum rmbd_client_cmd - commands of the rmbd_client family
  * @RMBD_CLIENT_CMD_DEV_CONNECT: connect to ADDR, [PORT], EXPORT_NAME,
  *	[NR_IO_QUEUES], [QUEUE_DEPTH].  Replies with the new device.
- * @RMBD_CLIENT_CMD_DEV_DISCONNECT: remove device DEV_INDEX.
+ * @RMBD_CLIENT_CMD_DEV_DISCONNECT: remove device DEV_INDEX, [FORCE].  A
+ *	device held open exclusively (mounted, swap, a stacked device) is
+ *	refused with -EBUSY unless FORCE is set; its I/O then fails.
  * @RMBD_CLIENT_CMD_DEV_GET: dump devices, or get one by DEV_INDEX.
  */
 enum rmbd_client_cmd {
@@ -72,6 +74,7 @@ enum rmbd_dev_state {
  *	RMBD_DEFAULT_QUEUE_DEPTH
  * @RMBD_CLIENT_ATTR_SLAB_SIZE: u64, output: the export's slab size
  * @RMBD_CLIENT_ATTR_PAD: padding for 64-bit attributes
+ * @RMBD_CLIENT_ATTR_FORCE: flag, DEV_DISCONNECT even when in use
  */
 enum rmbd_client_attr {
 	RMBD_CLIENT_ATTR_UNSPEC,
@@ -86,6 +89,7 @@ enum rmbd_client_attr {
 	RMBD_CLIENT_ATTR_QUEUE_DEPTH,
 	RMBD_CLIENT_ATTR_SLAB_SIZE,
 	RMBD_CLIENT_ATTR_PAD,
+	RMBD_CLIENT_ATTR_FORCE,
 
 	__RMBD_CLIENT_ATTR_MAX,
 	RMBD_CLIENT_ATTR_MAX = __RMBD_CLIENT_ATTR_MAX - 1
