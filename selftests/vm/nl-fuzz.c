@@ -2,7 +2,8 @@
 /*
  * nl-fuzz: send malformed requests to the rmbd_target and rmbd_client
  * generic netlink families and check that the kernel refuses each one with
- * a policy-style error (EINVAL, ERANGE, ...) and an extended-ack message.
+ * a policy-style error (EINVAL, ERANGE, ...) and an extended ack: a message
+ * or, for a missing attribute, its type.
  *
  * Cases: required attributes missing, oversized strings, wrong lengths
  * and types, strings without a NUL, unknown attribute types, bad values
@@ -51,6 +52,7 @@ struct fcase {
 	bool dump;
 	const char *desc;
 	struct attr attrs[7];
+	int miss;		/* the missing attribute extack must name */
 };
 
 #define T_NAME(s)	{ RMBD_TARGET_ATTR_EXPORT_NAME, A_STR, 0, s }
@@ -63,9 +65,12 @@ struct fcase {
 
 static const struct fcase cases[] = {
 	/* rmbd_target: EXPORT_ADD */
-	{ TARGET, RMBD_TARGET_CMD_EXPORT_ADD, false, "no attributes", { } },
-	{ TARGET, RMBD_TARGET_CMD_EXPORT_ADD, false, "size missing", { T_NAME("fz1") } },
-	{ TARGET, RMBD_TARGET_CMD_EXPORT_ADD, false, "name missing", { T_SIZE(MB4) } },
+	{ TARGET, RMBD_TARGET_CMD_EXPORT_ADD, false, "no attributes", { },
+	  RMBD_TARGET_ATTR_EXPORT_NAME },
+	{ TARGET, RMBD_TARGET_CMD_EXPORT_ADD, false, "size missing", { T_NAME("fz1") },
+	  RMBD_TARGET_ATTR_EXPORT_SIZE },
+	{ TARGET, RMBD_TARGET_CMD_EXPORT_ADD, false, "name missing", { T_SIZE(MB4) },
+	  RMBD_TARGET_ATTR_EXPORT_NAME },
 	{ TARGET, RMBD_TARGET_CMD_EXPORT_ADD, false, "4 KiB name",
 	  { { RMBD_TARGET_ATTR_EXPORT_NAME, A_BIGSTR }, T_SIZE(MB4) } },
 	{ TARGET, RMBD_TARGET_CMD_EXPORT_ADD, false, "64-byte name",
@@ -101,7 +106,8 @@ static const struct fcase cases[] = {
 	{ TARGET, RMBD_TARGET_CMD_EXPORT_ADD, false, "attribute type 0",
 	  { T_NAME("fz13"), T_SIZE(MB4), { 0, A_U32, 1 } } },
 	/* EXPORT_DEL */
-	{ TARGET, RMBD_TARGET_CMD_EXPORT_DEL, false, "no attributes", { } },
+	{ TARGET, RMBD_TARGET_CMD_EXPORT_DEL, false, "no attributes", { },
+	  RMBD_TARGET_ATTR_EXPORT_NAME },
 	{ TARGET, RMBD_TARGET_CMD_EXPORT_DEL, false, "4 KiB name",
 	  { { RMBD_TARGET_ATTR_EXPORT_NAME, A_BIGSTR } } },
 	{ TARGET, RMBD_TARGET_CMD_EXPORT_DEL, false, "name as u64",
@@ -120,9 +126,11 @@ static const struct fcase cases[] = {
 	{ TARGET, RMBD_TARGET_CMD_EXPORT_GET, true, "dump, unknown attribute type",
 	  { { RMBD_TARGET_ATTR_MAX + 1, A_U32, 1 } } },
 	/* LISTENER_ADD */
-	{ TARGET, RMBD_TARGET_CMD_LISTENER_ADD, false, "no attributes", { } },
+	{ TARGET, RMBD_TARGET_CMD_LISTENER_ADD, false, "no attributes", { },
+	  RMBD_TARGET_ATTR_LISTENER_ADDR },
 	{ TARGET, RMBD_TARGET_CMD_LISTENER_ADD, false, "port only",
-	  { { RMBD_TARGET_ATTR_LISTENER_PORT, A_U16, 7480 } } },
+	  { { RMBD_TARGET_ATTR_LISTENER_PORT, A_U16, 7480 } },
+	  RMBD_TARGET_ATTR_LISTENER_ADDR },
 	{ TARGET, RMBD_TARGET_CMD_LISTENER_ADD, false, "4 KiB address",
 	  { { RMBD_TARGET_ATTR_LISTENER_ADDR, A_BIGSTR } } },
 	{ TARGET, RMBD_TARGET_CMD_LISTENER_ADD, false, "address 1.2.3", { T_ADDR("1.2.3") } },
@@ -137,7 +145,8 @@ static const struct fcase cases[] = {
 	  { T_ADDR(ADDR), { RMBD_TARGET_ATTR_LISTENER_PORT, A_U16, 7483 },
 	    { RMBD_TARGET_ATTR_MAX + 1, A_U32, 1 } } },
 	/* LISTENER_DEL */
-	{ TARGET, RMBD_TARGET_CMD_LISTENER_DEL, false, "no attributes", { } },
+	{ TARGET, RMBD_TARGET_CMD_LISTENER_DEL, false, "no attributes", { },
+	  RMBD_TARGET_ATTR_LISTENER_ADDR },
 	{ TARGET, RMBD_TARGET_CMD_LISTENER_DEL, false, "4 KiB address",
 	  { { RMBD_TARGET_ATTR_LISTENER_ADDR, A_BIGSTR } } },
 	{ TARGET, RMBD_TARGET_CMD_LISTENER_DEL, false, "port as u64",
@@ -150,9 +159,12 @@ static const struct fcase cases[] = {
 	{ TARGET, RMBD_TARGET_CMD_MAX + 1, false, "unknown command", { } },
 
 	/* rmbd_client: DEV_CONNECT */
-	{ CLIENT, RMBD_CLIENT_CMD_DEV_CONNECT, false, "no attributes", { } },
-	{ CLIENT, RMBD_CLIENT_CMD_DEV_CONNECT, false, "export missing", { C_ADDR(ADDR) } },
-	{ CLIENT, RMBD_CLIENT_CMD_DEV_CONNECT, false, "address missing", { C_EXP("keep") } },
+	{ CLIENT, RMBD_CLIENT_CMD_DEV_CONNECT, false, "no attributes", { },
+	  RMBD_CLIENT_ATTR_ADDR },
+	{ CLIENT, RMBD_CLIENT_CMD_DEV_CONNECT, false, "export missing", { C_ADDR(ADDR) },
+	  RMBD_CLIENT_ATTR_EXPORT_NAME },
+	{ CLIENT, RMBD_CLIENT_CMD_DEV_CONNECT, false, "address missing", { C_EXP("keep") },
+	  RMBD_CLIENT_ATTR_ADDR },
 	{ CLIENT, RMBD_CLIENT_CMD_DEV_CONNECT, false, "4 KiB address",
 	  { { RMBD_CLIENT_ATTR_ADDR, A_BIGSTR }, C_EXP("keep") } },
 	{ CLIENT, RMBD_CLIENT_CMD_DEV_CONNECT, false, "4 KiB export name",
@@ -186,7 +198,8 @@ static const struct fcase cases[] = {
 	{ CLIENT, RMBD_CLIENT_CMD_DEV_CONNECT, false, "attribute type 0",
 	  { C_ADDR(ADDR), C_EXP("keep"), { 0, A_U32, 1 } } },
 	/* DEV_DISCONNECT */
-	{ CLIENT, RMBD_CLIENT_CMD_DEV_DISCONNECT, false, "no attributes", { } },
+	{ CLIENT, RMBD_CLIENT_CMD_DEV_DISCONNECT, false, "no attributes", { },
+	  RMBD_CLIENT_ATTR_DEV_INDEX },
 	{ CLIENT, RMBD_CLIENT_CMD_DEV_DISCONNECT, false, "index as u8",
 	  { { RMBD_CLIENT_ATTR_DEV_INDEX, A_U8, 0 } } },
 	{ CLIENT, RMBD_CLIENT_CMD_DEV_DISCONNECT, false, "index as u64",
@@ -277,6 +290,7 @@ struct result {
 	int err;		/* 0: accepted, > 0: errno */
 	bool replied;		/* a data message came back */
 	char msg[256];		/* extended-ack message */
+	int miss_type;		/* extended-ack missing attribute, or -1 */
 	bool timed_out;
 };
 
@@ -295,10 +309,16 @@ static void parse_extack(struct nlmsghdr *h, struct result *r)
 	     (char *)a + NLA_HDRLEN <= end && a->nla_len >= NLA_HDRLEN &&
 	     (char *)a + a->nla_len <= end;
 	     a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len))) {
-		if ((a->nla_type & NLA_TYPE_MASK) == NLMSGERR_ATTR_MSG)
+		int type = a->nla_type & NLA_TYPE_MASK;
+
+		if (type == NLMSGERR_ATTR_MSG)
 			snprintf(r->msg, sizeof(r->msg), "%.*s",
 				 (int)(a->nla_len - NLA_HDRLEN),
 				 (char *)a + NLA_HDRLEN);
+		else if (type == NLMSGERR_ATTR_MISS_TYPE &&
+			 a->nla_len >= NLA_HDRLEN + sizeof(uint32_t))
+			memcpy(&r->miss_type, (char *)a + NLA_HDRLEN,
+			       sizeof(uint32_t));
 	}
 }
 
@@ -312,6 +332,7 @@ static int send_case(struct nl_sock *sk, int family, const struct fcase *c,
 	int i, ret, len;
 
 	memset(r, 0, sizeof(*r));
+	r->miss_type = -1;
 	msg = nlmsg_alloc_size(BIG_LEN * 2);
 	if (!msg)
 		return -ENOMEM;
@@ -442,11 +463,19 @@ int main(void)
 			printf("not ok %zu %s # %s, expected EINVAL or ERANGE: \"%s\"\n",
 			       i + 1, what, errname(r.err), r.msg);
 			failed++;
-		} else if (!r.msg[0] && c->cmd <= (c->fam == TARGET ?
-						   RMBD_TARGET_CMD_MAX : RMBD_CLIENT_CMD_MAX)) {
+		} else if (!r.msg[0] && r.miss_type < 0 &&
+			   c->cmd <= (c->fam == TARGET ?
+				      RMBD_TARGET_CMD_MAX : RMBD_CLIENT_CMD_MAX)) {
 			printf("not ok %zu %s # %s without an extack message\n",
 			       i + 1, what, errname(r.err));
 			failed++;
+		} else if (c->miss && r.miss_type != c->miss) {
+			printf("not ok %zu %s # %s: extack names missing attribute %d, not %d \"%s\"\n",
+			       i + 1, what, errname(r.err), r.miss_type, c->miss, r.msg);
+			failed++;
+		} else if (r.miss_type >= 0) {
+			printf("ok %zu %s # %s: missing attribute %d%s%s\n", i + 1, what,
+			       errname(r.err), r.miss_type, r.msg[0] ? ": " : "", r.msg);
 		} else {
 			printf("ok %zu %s # %s: \"%s\"\n", i + 1, what, errname(r.err), r.msg);
 		}

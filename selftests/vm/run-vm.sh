@@ -7,7 +7,7 @@
 #
 # usage: run-vm.sh [--raw] TEST...
 #   TEST is a script path or the name of one in selftests/vm/tests
-#   (e.g. "01-data-verify").  With no TEST, every tests/[0-9]*.sh runs.
+#   (e.g. "01-data-verify", or just "01").  With no TEST, every tests/[0-9]*.sh runs.
 #   --raw passes the tests' output through unprefixed (for the demo).
 #
 # Environment:
@@ -55,10 +55,17 @@ for t in "${tests[@]}"; do
 		p=$vm_dir/tests/$t
 	elif [[ -f $vm_dir/tests/$t.sh ]]; then
 		p=$vm_dir/tests/$t.sh
+	elif m=("$vm_dir"/tests/"$t"-*.sh) && [[ -f ${m[0]} ]]; then
+		p=${m[0]}
 	else
 		echo "run-vm: no such test: $t" >&2
 		exit 2
 	fi
+	case "$p" in
+	/tmp/*|/run/*|/var/tmp/*|/var/log/*)
+		echo "run-vm: $p: the guest mounts tmpfs over /tmp, /run, /var/tmp and /var/log; put tests elsewhere" >&2
+		exit 2 ;;
+	esac
 	paths+=("$p")
 done
 
@@ -226,9 +233,9 @@ while kill -0 "$qpid" 2>/dev/null; do
 		cur_since=$now
 	fi
 	if [[ -n $cur && $cur != done ]]; then
-		read -r _ _ t <<< "$cur"
+		read -r _ cname t <<< "$cur"
 		if (( now - cur_since > t + 90 )); then
-			killed="test '${cur#* }' still running $(( now - cur_since )) s after it started"
+			killed="$cname still running $(( now - cur_since )) s after it started (timeout $t s)"
 			kill "$qpid" 2>/dev/null || true
 		fi
 	fi
@@ -243,7 +250,7 @@ elapsed=$(( $(date +%s) - start ))
 diag() { sed 's/^/# /'; }
 console_errors() {
 	grep -aE 'WARNING:|BUG:|Oops|general protection|KASAN|UBSAN|possible circular locking|blocked for more than|kernel BUG|Call Trace|Kernel panic|initramfs:' \
-		"$results/console.log" 2>/dev/null | tail -n 40 | diag
+		"$results/console.log" 2>/dev/null | grep -avE '^(#|ok |not ok )' | tail -n 40 | diag
 }
 
 declare -A have
@@ -262,10 +269,21 @@ elif [[ ! -f $results/done ]]; then
 	why="VM stopped before the tests finished (crash or panic)"
 fi
 
+running=
+if [[ -n $why && $cur != done ]]; then
+	read -r running _ <<< "$cur"
+fi
 failed=0
 for (( i = 1; i <= n; i++ )); do
 	if [[ -z ${have[$i]:-} ]]; then
-		echo "not ok $i $(basename "${paths[i-1]}" .sh) # ${why:-no result}"
+		name=$(basename "${paths[i-1]}" .sh)
+		if [[ $i == "$running" ]]; then
+			echo "# $why"
+			console_errors
+			echo "not ok $i $name # ${why}"
+		else
+			echo "not ok $i $name # not run: ${why:-no result}"
+		fi
 		failed=1
 	fi
 done
@@ -279,7 +297,10 @@ if [[ -z $why ]] && ! grep -qa '^# vm-error' "$results/ktap"; then
 	echo "ok $(( n + 1 )) vm # ${elapsed} s"
 else
 	echo "# ${why:-kernel errors outside the tests}"
-	[[ -n $why ]] && { tail -n 30 "$results/console.log" 2>/dev/null | diag; console_errors; }
+	if [[ -n $why ]]; then
+		echo "# last lines of the console ($results/console.log):"
+		tail -n 40 "$results/console.log" 2>/dev/null | diag
+	fi
 	echo "not ok $(( n + 1 )) vm # ${elapsed} s"
 	failed=1
 fi

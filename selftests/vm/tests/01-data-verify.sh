@@ -36,7 +36,7 @@ fio_run() {	# WHAT DEV EXTRA...
 		fail "$what: fio exited with $rc"
 	fi
 	# terse v3: field 6 read KiB, field 47 written KiB
-	awk -F';' '{printf "  read %d MiB, written %d MiB", $6 / 1024, $47 / 1024}' /tmp/fio.out
+	awk -F';' 'END {printf "  read %d MiB, written %d MiB", $6 / 1024, $47 / 1024}' /tmp/fio.out
 	log ", $(( $(date +%s) - t0 )) s"
 }
 
