@@ -48,6 +48,14 @@ fi
 # shellcheck source=/dev/null
 source "$out/job"
 
+# The work tree comes as its own share, mounted at its host path: that path
+# may lie under one of the tmpfs mounts above (a clone in /tmp).
+mkdir -p "$REPO" 2>/dev/null
+if ! mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose rmbdrepo "$REPO"; then
+	echo "guest: cannot mount the work tree at $REPO"
+	finish
+fi
+
 # Everything the guest prints also lands on the serial console.
 ktap() {
 	printf '%s\n' "$*" >> "$out/ktap"

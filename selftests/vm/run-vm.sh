@@ -62,6 +62,7 @@ for t in "${tests[@]}"; do
 		exit 2
 	fi
 	case "$p" in
+	"$repo"/*) ;;
 	/tmp/*|/run/*|/var/tmp/*|/var/log/*)
 		echo "run-vm: $p: the guest mounts tmpfs over /tmp, /run, /var/tmp and /var/log; put tests elsewhere" >&2
 		exit 2 ;;
@@ -194,6 +195,8 @@ qemu=(
 	-append "console=ttyS0 panic=-1 mitigations=off rmbd.guest=$vm_dir/guest.sh"
 	-fsdev "local,id=root,path=/,security_model=none,readonly=on,multidevs=remap"
 	-device virtio-9p-pci,fsdev=root,mount_tag=rootfs
+	-fsdev "local,id=repo,path=$repo,security_model=none,readonly=on,multidevs=remap"
+	-device virtio-9p-pci,fsdev=repo,mount_tag=rmbdrepo
 	-fsdev "local,id=out,path=$results,security_model=none,multidevs=remap"
 	-device virtio-9p-pci,fsdev=out,mount_tag=rmbdout
 )
