@@ -124,8 +124,8 @@ struct rmbd_c_connect_args {
 	u32		queue_depth;
 };
 
-int rmbd_c_dev_connect(const struct rmbd_c_connect_args *args,
-		       struct rmbd_c_dev **out, const char **why);
+int rmbd_c_dev_connect(const struct rmbd_c_connect_args *args, int *index,
+		       const char **why);
 int rmbd_c_dev_disconnect(int index, bool force, const char **why);
 struct rmbd_c_dev *rmbd_c_dev_find(int index);
 

@@ -140,7 +140,8 @@ static void rmbd_c_err_work(struct work_struct *work)
 					      err_work);
 
 	mutex_lock(&rmbd_c_mutex);
-	if (dev->state == RMBD_DEV_STATE_LIVE) {
+	if (dev->state == RMBD_DEV_STATE_LIVE ||
+	    dev->state == RMBD_DEV_STATE_CONNECTING) {
 		dev->state = RMBD_DEV_STATE_FAILED;
 		pr_warn("rmbd%d: connection to %pISpc lost, I/O fails\n",
 			dev->index, &dev->addr);
@@ -234,11 +235,12 @@ static void rmbd_c_dev_free(struct rmbd_c_dev *dev)
 /**
  * rmbd_c_dev_connect() - connect to an export and create its block device
  * @args: where and what to connect to; validated by the caller
- * @out: the new device; valid until it is disconnected
+ * @index: N of the new rmbdN; look it up under rmbd_c_mutex, it may be
+ *	disconnected already
  * @why: a message for the administrator on failure
  */
-int rmbd_c_dev_connect(const struct rmbd_c_connect_args *args,
-		       struct rmbd_c_dev **out, const char **why)
+int rmbd_c_dev_connect(const struct rmbd_c_connect_args *args, int *index,
+		       const char **why)
 {
 	struct rmbd_c_dev *dev;
 	char port[8];
@@ -284,13 +286,15 @@ int rmbd_c_dev_connect(const struct rmbd_c_connect_args *args,
 		*why = "cannot create the block device";
 		goto out_stop;
 	}
-	mutex_lock(&rmbd_c_mutex);
-	dev->state = RMBD_DEV_STATE_LIVE;
-	mutex_unlock(&rmbd_c_mutex);
 	pr_info("rmbd%d: %llu bytes of %s on %pISpc, %u I/O queues\n",
 		dev->index, dev->size, dev->export_name, &dev->addr,
 		dev->nr_io_queues);
-	*out = dev;
+	mutex_lock(&rmbd_c_mutex);
+	/* A queue may have failed meanwhile: then the device stays failed. */
+	if (dev->state == RMBD_DEV_STATE_CONNECTING)
+		dev->state = RMBD_DEV_STATE_LIVE;
+	*index = dev->index;
+	mutex_unlock(&rmbd_c_mutex);
 	return 0;
 
 out_stop:
@@ -364,6 +368,48 @@ static void rmbd_c_remove_all(void)
 	}
 }
 
+static int rmbd_c_add_one(struct ib_device *ibdev)
+{
+	return 0;
+}
+
+/*
+ * An RDMA device goes away: remove every device whose queues use it, so
+ * that its unregistration does not wait for an administrator.
+ */
+static void rmbd_c_remove_one(struct ib_device *ibdev, void *client_data)
+{
+	struct rmbd_c_dev *dev, *found;
+
+	for (;;) {
+		found = NULL;
+		mutex_lock(&rmbd_c_mutex);
+		list_for_each_entry(dev, &rmbd_c_devs, entry) {
+			if (READ_ONCE(dev->ibdev) == ibdev &&
+			    (dev->state == RMBD_DEV_STATE_LIVE ||
+			     dev->state == RMBD_DEV_STATE_FAILED)) {
+				dev->state = RMBD_DEV_STATE_DELETING;
+				found = dev;
+				break;
+			}
+		}
+		mutex_unlock(&rmbd_c_mutex);
+		if (!found)
+			break;
+		pr_warn("rmbd%d: RDMA device %s removed, removing the device\n",
+			found->index, dev_name(&ibdev->dev));
+		/* Flush what is in flight so that del_gendisk can finish. */
+		rmbd_c_queues_fail(found);
+		rmbd_c_dev_remove(found);
+	}
+}
+
+static struct ib_client rmbd_c_ib_client = {
+	.name	= "rmbd_client",
+	.add	= rmbd_c_add_one,
+	.remove	= rmbd_c_remove_one,
+};
+
 static int __init rmbd_client_init(void)
 {
 	int ret;
@@ -375,11 +421,16 @@ static int __init rmbd_client_init(void)
 	if (ret < 0)
 		goto out_destroy_wq;
 	rmbd_c_major = ret;
-	ret = rmbd_c_netlink_init();
+	ret = ib_register_client(&rmbd_c_ib_client);
 	if (ret)
 		goto out_unregister_blkdev;
+	ret = rmbd_c_netlink_init();
+	if (ret)
+		goto out_unregister_client;
 	return 0;
 
+out_unregister_client:
+	ib_unregister_client(&rmbd_c_ib_client);
 out_unregister_blkdev:
 	unregister_blkdev(rmbd_c_major, "rmbd");
 out_destroy_wq:
@@ -392,6 +443,7 @@ static void __exit rmbd_client_exit(void)
 	/* No command runs once the family is gone: nothing is connecting. */
 	rmbd_c_netlink_exit();
 	rmbd_c_remove_all();
+	ib_unregister_client(&rmbd_c_ib_client);
 	unregister_blkdev(rmbd_c_major, "rmbd");
 	destroy_workqueue(rmbd_c_wq);
 	ida_destroy(&rmbd_c_ida);

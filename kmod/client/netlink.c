@@ -84,7 +84,7 @@ static int rmbd_c_connect(struct sk_buff *skb, struct genl_info *info)
 	struct rmbd_c_connect_args args = { };
 	const char *why = NULL;
 	struct rmbd_c_dev *dev;
-	int ret;
+	int index, ret;
 
 	if (GENL_REQ_ATTR_CHECK(info, RMBD_CLIENT_ATTR_ADDR) ||
 	    GENL_REQ_ATTR_CHECK(info, RMBD_CLIENT_ATTR_EXPORT_NAME))
@@ -108,14 +108,19 @@ static int rmbd_c_connect(struct sk_buff *skb, struct genl_info *info)
 			   nla_get_u32(attrs[RMBD_CLIENT_ATTR_QUEUE_DEPTH]) :
 			   RMBD_DEFAULT_QUEUE_DEPTH;
 
-	ret = rmbd_c_dev_connect(&args, &dev, &why);
+	ret = rmbd_c_dev_connect(&args, &index, &why);
 	if (ret) {
 		rmbd_set_err(info->extack, NULL, why);
 		return ret;
 	}
-	/* The device exists either way; the reply is best effort. */
+	/*
+	 * The device exists either way, unless a disconnect raced with us:
+	 * then there is nothing to reply with.
+	 */
 	mutex_lock(&rmbd_c_mutex);
-	rmbd_c_reply(info, dev);
+	dev = rmbd_c_dev_find(index);
+	if (dev)
+		rmbd_c_reply(info, dev);
 	mutex_unlock(&rmbd_c_mutex);
 	return 0;
 }
@@ -204,8 +209,7 @@ static struct genl_family rmbd_c_family __ro_after_init = {
 	.module		= THIS_MODULE,
 	.ops		= rmbd_c_ops,
 	.n_ops		= ARRAY_SIZE(rmbd_c_ops),
-	/* Strict validation for every command. */
-	.resv_start_op	= RMBD_CLIENT_CMD_DEV_GET + 1,
+	/* resv_start_op 0: strict header and attribute checks everywhere. */
 	/* A connect may take seconds; others must not wait behind it. */
 	.parallel_ops	= true,
 };

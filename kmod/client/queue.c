@@ -43,6 +43,12 @@ static int rmbd_c_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev)
 			q->dev->session_id = sid;
 		else if (sid != q->dev->session_id)
 			err = -EPROTO;
+		if (err) {
+			why = why ?: "target answered with another session id";
+			break;
+		}
+		/* From now on a disconnect fails the device. */
+		set_bit(RMBD_C_Q_LIVE, &q->flags);
 		break;
 	case RDMA_CM_EVENT_ADDR_ERROR:
 		err = -EHOSTUNREACH;
@@ -90,8 +96,10 @@ static int rmbd_c_cm_wait(struct rmbd_c_queue *q, const char **why)
 		*why = "timed out connecting to the target";
 		return -ETIMEDOUT;
 	}
-	if (ret < 0)
-		return ret;
+	if (ret < 0) {
+		*why = "interrupted";
+		return -EINTR;
+	}
 	if (q->cm_error && q->cm_why)
 		*why = q->cm_why;
 	return q->cm_error;
@@ -257,14 +265,10 @@ static int rmbd_c_queue_connect(struct rmbd_c_dev *dev, unsigned int idx,
 		*why = "cannot send the connect request";
 		return ret;
 	}
-	ret = rmbd_c_cm_wait(q, why);
-	if (ret)
-		return ret;
-	set_bit(RMBD_C_Q_LIVE, &q->flags);
-	return 0;
+	return rmbd_c_cm_wait(q, why);
 }
 
-static void rmbd_c_queue_destroy(struct rmbd_c_queue *q)
+static void rmbd_c_queue_destroy_qp(struct rmbd_c_queue *q)
 {
 	if (test_and_clear_bit(RMBD_C_Q_ALLOCATED, &q->flags)) {
 		rdma_destroy_qp(q->cm_id);
@@ -273,10 +277,6 @@ static void rmbd_c_queue_destroy(struct rmbd_c_queue *q)
 		else
 			ib_free_cq(q->cq);
 		q->cq = NULL;
-	}
-	if (q->cm_id) {
-		rdma_destroy_id(q->cm_id);
-		q->cm_id = NULL;
 	}
 }
 
@@ -405,7 +405,8 @@ static int rmbd_c_open(struct rmbd_c_dev *dev, const char **why)
 		return -EPROTO;
 	}
 	dev->slab_shift = ilog2(dev->slab_size);
-	dev->slabs = kvcalloc(dev->nr_slabs, sizeof(*dev->slabs), GFP_KERNEL);
+	dev->slabs = kvcalloc(dev->nr_slabs, sizeof(*dev->slabs),
+			      GFP_KERNEL | __GFP_NOWARN);
 	if (!dev->slabs)
 		return -ENOMEM;
 	return 0;
@@ -520,11 +521,18 @@ void rmbd_c_session_stop(struct rmbd_c_dev *dev)
 		if (test_bit(RMBD_C_Q_ALLOCATED, &dev->queues[i].flags))
 			ib_drain_qp(dev->queues[i].cm_id->qp);
 	for (i = 0; i <= dev->nr_io_queues; i++)
-		rmbd_c_queue_destroy(&dev->queues[i]);
+		rmbd_c_queue_destroy_qp(&dev->queues[i]);
 	rmbd_c_admin_free(dev);
 	if (dev->pd) {
 		ib_dealloc_pd(dev->pd);
 		dev->pd = NULL;
+	}
+	/* Last: while an id exists, its RDMA device cannot go away. */
+	for (i = 0; i <= dev->nr_io_queues; i++) {
+		if (dev->queues[i].cm_id) {
+			rdma_destroy_id(dev->queues[i].cm_id);
+			dev->queues[i].cm_id = NULL;
+		}
 	}
 	dev->ibdev = NULL;
 	kfree(dev->queues);

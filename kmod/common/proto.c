@@ -10,19 +10,17 @@
 #include <linux/rmbd_target.h>
 #include "proto.h"
 
-static void __maybe_unused rmbd_proto_build_checks(void)
-{
-	BUILD_BUG_ON(sizeof(struct rmbd_cm_req) != 24);
-	BUILD_BUG_ON(sizeof(struct rmbd_cm_rep) != 16);
-	BUILD_BUG_ON(sizeof(struct rmbd_cm_rej) != 8);
-	BUILD_BUG_ON(sizeof(struct rmbd_msg_hdr) != 8);
-	BUILD_BUG_ON(sizeof(struct rmbd_open_req) != 80);
-	BUILD_BUG_ON(sizeof(struct rmbd_open_rsp) != 32);
-	BUILD_BUG_ON(sizeof(struct rmbd_map_req) != 16);
-	BUILD_BUG_ON(sizeof(struct rmbd_map_rsp) != 32);
-	BUILD_BUG_ON(sizeof(struct rmbd_open_req) > RMBD_MSG_SIZE);
-	BUILD_BUG_ON(RMBD_NAME_LEN != RMBD_EXPORT_NAME_MAX);
-}
+/* The wire layout is fixed: any change here is a protocol change. */
+static_assert(sizeof(struct rmbd_cm_req) == 24);
+static_assert(sizeof(struct rmbd_cm_rep) == 16);
+static_assert(sizeof(struct rmbd_cm_rej) == 8);
+static_assert(sizeof(struct rmbd_msg_hdr) == 8);
+static_assert(sizeof(struct rmbd_open_req) == 80);
+static_assert(sizeof(struct rmbd_open_rsp) == 32);
+static_assert(sizeof(struct rmbd_map_req) == 16);
+static_assert(sizeof(struct rmbd_map_rsp) == 32);
+static_assert(sizeof(struct rmbd_open_req) <= RMBD_MSG_SIZE);
+static_assert(RMBD_NAME_LEN == RMBD_EXPORT_NAME_MAX);
 
 /**
  * rmbd_check_cm_req() - validate the private data of a connect request
@@ -209,7 +207,8 @@ int rmbd_check_reply(const void *buf, u32 len, u16 opcode, u32 tag)
 		return -EPROTO;
 	status = le16_to_cpu(hdr->status);
 	if (status)
-		return status < MAX_ERRNO ? -(int)status : -EPROTO;
+		return status <= RMBD_MAX_WIRE_ERRNO ? -(int)status :
+						       -EREMOTEIO;
 	if (len < rmbd_msg_min_len(op))
 		return -EPROTO;
 	return 0;
@@ -230,7 +229,8 @@ int rmbd_check_geometry(u64 size, u64 slab_size, u32 nr_slabs)
 	if (!is_power_of_2(slab_size) || slab_size < RMBD_MIN_SLAB_SIZE ||
 	    slab_size > RMBD_MAX_SLAB_SIZE)
 		return -EPROTO;
-	if (nr_slabs != DIV_ROUND_UP_ULL(size, slab_size))
+	if (nr_slabs != DIV_ROUND_UP_ULL(size, slab_size) ||
+	    nr_slabs > RMBD_MAX_SLABS)
 		return -EPROTO;
 	return 0;
 }

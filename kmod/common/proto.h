@@ -16,6 +16,12 @@
 /* Largest export a client accepts: 1 PiB. */
 #define RMBD_MAX_EXPORT_SIZE	(1ULL << 50)
 
+/* Most slabs an export may have: bounds per-device tables. */
+#define RMBD_MAX_SLABS		(1U << 20)
+
+/* Highest errno a peer may report; anything above is -EREMOTEIO. */
+#define RMBD_MAX_WIRE_ERRNO	133	/* EHWPOISON */
+
 int rmbd_check_cm_req(const void *data, u8 len, struct rmbd_cm_req *out);
 int rmbd_check_cm_rep(const void *data, u8 len, u64 *session_id);
 int rmbd_cm_rej_errno(const void *data, u8 len, const char **why);

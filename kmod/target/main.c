@@ -12,6 +12,7 @@
 #include "target.h"
 
 DEFINE_MUTEX(rmbd_t_mutex);
+DEFINE_MUTEX(rmbd_t_sess_mutex);
 LIST_HEAD(rmbd_t_exports);
 LIST_HEAD(rmbd_t_sessions);
 LIST_HEAD(rmbd_t_listeners);

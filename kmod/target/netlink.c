@@ -144,6 +144,12 @@ static int rmbd_t_export_add(struct sk_buff *skb, struct genl_info *info)
 		}
 	}
 
+	if (DIV_ROUND_UP_ULL(size, slab_size) > RMBD_MAX_SLABS) {
+		NL_SET_ERR_MSG(info->extack,
+			       "too many slabs for this size: use a larger slab size");
+		return -E2BIG;
+	}
+
 	mutex_lock(&rmbd_t_mutex);
 	ret = rmbd_export_create(name, size, slab_size, &exp, &why);
 	if (!ret)
@@ -327,8 +333,7 @@ static struct genl_family rmbd_t_family __ro_after_init = {
 	.module		= THIS_MODULE,
 	.ops		= rmbd_t_ops,
 	.n_ops		= ARRAY_SIZE(rmbd_t_ops),
-	/* Strict validation for every command. */
-	.resv_start_op	= RMBD_TARGET_CMD_LISTENER_GET + 1,
+	/* resv_start_op 0: strict header and attribute checks everywhere. */
 	.parallel_ops	= true,
 	.netnsok	= false,
 };

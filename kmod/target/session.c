@@ -189,13 +189,18 @@ static int rmbd_t_map_slab(struct rmbd_t_session *sess, u32 idx)
 		    IB_ACCESS_REMOTE_WRITE;
 	reinit_completion(&sess->reg_done);
 	ret = ib_post_send(sess->admin.cm_id->qp, &wr.wr, NULL);
-	if (!ret)
-		ret = rmbd_t_wait_wr(sess, &sess->reg_done);
 	if (ret)
 		goto out_dereg;
+	/*
+	 * From here the MR belongs to the map: if the registration does not
+	 * complete, the session's release deregisters it after the drain.
+	 */
 	map->mr = mr;
 	atomic_inc(&sess->export->nr_mapped);
-	return 0;
+	ret = rmbd_t_wait_wr(sess, &sess->reg_done);
+	if (ret)
+		rmbd_t_session_schedule_release(sess);
+	return ret;
 
 out_dereg:
 	ib_dereg_mr(mr);
@@ -482,6 +487,7 @@ static int rmbd_t_session_create(struct rdma_cm_id *cm_id,
 		sess->id = get_random_u64();
 	} while (!sess->id);
 	sess->ibdev = cm_id->device;
+	INIT_LIST_HEAD(&sess->entry);
 	INIT_LIST_HEAD(&sess->export_entry);
 	INIT_LIST_HEAD(&sess->recv_pending);
 	spin_lock_init(&sess->recv_lock);
@@ -510,21 +516,26 @@ static int rmbd_t_session_create(struct rdma_cm_id *cm_id,
 			goto out_destroy_queue;
 	}
 	cm_id->context = &sess->admin;
+	/* Listed before the client can send anything that releases it. */
+	mutex_lock(&rmbd_t_sess_mutex);
+	list_add_tail(&sess->entry, &rmbd_t_sessions);
+	mutex_unlock(&rmbd_t_sess_mutex);
 	ret = rmbd_t_accept(cm_id, ev, sess->id);
 	if (ret)
-		goto out_destroy_queue;
-
-	mutex_lock(&rmbd_t_mutex);
-	list_add_tail(&sess->entry, &rmbd_t_sessions);
-	mutex_unlock(&rmbd_t_mutex);
+		goto out_unlist;
 	pr_debug("session %llx: admin queue from %pISp\n", sess->id,
 		 &cm_id->route.addr.dst_addr);
 	return 0;
 
+out_unlist:
+	mutex_lock(&rmbd_t_sess_mutex);
+	list_del(&sess->entry);
+	mutex_unlock(&rmbd_t_sess_mutex);
 out_destroy_queue:
 	/* Flushed receives must not schedule a release of this session. */
 	set_bit(RMBD_T_SESS_RELEASING, &sess->flags);
 	ib_drain_qp(cm_id->qp);
+	cancel_work_sync(&sess->msg_work);
 	rmbd_t_queue_destroy(&sess->admin);
 out_free_bufs:
 	rmbd_t_session_free_bufs(sess);
@@ -547,7 +558,7 @@ static int rmbd_t_ioq_create(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev,
 	struct rmbd_t_queue *q;
 	int ret;
 
-	mutex_lock(&rmbd_t_mutex);
+	mutex_lock(&rmbd_t_sess_mutex);
 	list_for_each_entry(sess, &rmbd_t_sessions, entry)
 		if (sess->id == id)
 			goto found;
@@ -555,7 +566,8 @@ static int rmbd_t_ioq_create(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev,
 	goto out_unlock;
 found:
 	ret = -RMBD_REJ_SESSION;
-	if (test_bit(RMBD_T_SESS_RELEASING, &sess->flags) || !sess->export)
+	if (test_bit(RMBD_T_SESS_RELEASING, &sess->flags) ||
+	    !READ_ONCE(sess->export))
 		goto out_unlock;
 	ret = -RMBD_REJ_DEVICE;
 	if (cm_id->device != sess->ibdev)
@@ -576,7 +588,7 @@ found:
 	if (rmbd_t_accept(cm_id, ev, sess->id))
 		goto out_destroy_queue;
 	sess->ioq[qid] = q;
-	mutex_unlock(&rmbd_t_mutex);
+	mutex_unlock(&rmbd_t_sess_mutex);
 	return 0;
 
 out_destroy_queue:
@@ -584,7 +596,7 @@ out_destroy_queue:
 out_free_q:
 	kfree(q);
 out_unlock:
-	mutex_unlock(&rmbd_t_mutex);
+	mutex_unlock(&rmbd_t_sess_mutex);
 	return ret;
 }
 
@@ -654,9 +666,9 @@ static void rmbd_t_release_work(struct work_struct *work)
 	int i;
 
 	/* No queue joins once the session is off the list. */
-	mutex_lock(&rmbd_t_mutex);
+	mutex_lock(&rmbd_t_sess_mutex);
 	list_del_init(&sess->entry);
-	mutex_unlock(&rmbd_t_mutex);
+	mutex_unlock(&rmbd_t_sess_mutex);
 
 	for (i = 0; i < RMBD_MAX_IO_QUEUES_WIRE; i++) {
 		if (!sess->ioq[i])
@@ -705,9 +717,9 @@ void rmbd_t_release_all(void)
 {
 	struct rmbd_t_session *sess;
 
-	mutex_lock(&rmbd_t_mutex);
+	mutex_lock(&rmbd_t_sess_mutex);
 	list_for_each_entry(sess, &rmbd_t_sessions, entry)
 		rmbd_t_session_schedule_release(sess);
-	mutex_unlock(&rmbd_t_mutex);
+	mutex_unlock(&rmbd_t_sess_mutex);
 	flush_workqueue(rmbd_t_wq);
 }

@@ -11,7 +11,10 @@
  *    RMBD_MAX_IO_QUEUES_WIRE I/O queues, a protection domain of its own,
  *    and one memory registration per slab the client mapped.  Only queues of
  *    that session can use its rkeys.
- * rmbd_t_mutex protects the lists and the links between these objects.
+ * rmbd_t_mutex protects exports, listeners and the links between exports
+ * and sessions.  rmbd_t_sess_mutex protects the session list and the I/O
+ * queue slots of a session; rdma_cm handlers take only this one, and never
+ * for long, and nothing holding it waits for an rdma_cm handler.
  */
 #ifndef RMBD_TARGET_H
 #define RMBD_TARGET_H
@@ -128,6 +131,7 @@ struct rmbd_listener {
 };
 
 extern struct mutex rmbd_t_mutex;
+extern struct mutex rmbd_t_sess_mutex;
 extern struct list_head rmbd_t_exports;
 extern struct list_head rmbd_t_sessions;
 extern struct list_head rmbd_t_listeners;
