@@ -623,6 +623,9 @@ static int rmbd_parse_dev_info(struct nlattr **tb, void *arg)
 		d->nr_io_queues = nla_get_u32(tb[RMBD_CLIENT_ATTR_NR_IO_QUEUES]);
 	if (tb[RMBD_CLIENT_ATTR_QUEUE_DEPTH])
 		d->queue_depth = nla_get_u32(tb[RMBD_CLIENT_ATTR_QUEUE_DEPTH]);
+	if (tb[RMBD_CLIENT_ATTR_NR_POLL_QUEUES])
+		d->nr_poll_queues =
+			nla_get_u32(tb[RMBD_CLIENT_ATTR_NR_POLL_QUEUES]);
 	return 0;
 }
 
@@ -653,6 +656,9 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 	if (!ret && opts->queue_depth)
 		ret = nla_put_u32(msg, RMBD_CLIENT_ATTR_QUEUE_DEPTH,
 				  opts->queue_depth);
+	if (!ret && opts->nr_poll_queues)
+		ret = nla_put_u32(msg, RMBD_CLIENT_ATTR_NR_POLL_QUEUES,
+				  opts->nr_poll_queues);
 	if (rmbd_put_ret(msg, ret))
 		return -EMSGSIZE;
 	return rmbd_do(ctx, RMBD_FAM_CLIENT, msg, rmbd_parse_dev_info, out);

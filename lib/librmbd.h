@@ -89,6 +89,7 @@ struct rmbd_dev_info {
 	char export_name[RMBD_EXPORT_NAME_MAX];
 	uint32_t nr_io_queues;
 	uint32_t queue_depth;
+	uint32_t nr_poll_queues;
 };
 
 struct rmbd_connect_opts {
@@ -97,6 +98,7 @@ struct rmbd_connect_opts {
 	const char *export_name;
 	uint32_t nr_io_queues;		/* 0: one per online CPU */
 	uint32_t queue_depth;		/* 0: RMBD_DEFAULT_QUEUE_DEPTH */
+	uint32_t nr_poll_queues;	/* 0: none */
 };
 
 /* out may be NULL. */

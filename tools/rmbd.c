@@ -523,6 +523,8 @@ static void print_dev(const struct rmbd_dev_info *d)
 	print_u64(PRINT_ANY, "port", "port %" PRIu64, d->port);
 	print_string(PRINT_ANY, "export", "export %s", d->export_name);
 	print_u64(PRINT_ANY, "queues", "queues %" PRIu64, d->nr_io_queues);
+	print_u64(d->nr_poll_queues || opt.details ? PRINT_ANY : PRINT_JSON,
+		  "poll_queues", "pollq %" PRIu64, d->nr_poll_queues);
 	print_u64(PRINT_ANY, "depth", "depth %" PRIu64, d->queue_depth);
 	print_u64(opt.details ? PRINT_ANY : PRINT_JSON, "slab_size",
 		  "slab %" PRIu64, d->slab_size);
@@ -533,7 +535,7 @@ static void dev_help(FILE *f)
 {
 	fprintf(f,
 		"Usage: rmbd dev connect addr ADDR export NAME [ port PORT ]\n"
-		"                        [ queues N ] [ depth N ]\n"
+		"                        [ queues N ] [ pollq N ] [ depth N ]\n"
 		"       rmbd dev disconnect DEV [ force ]\n"
 		"       rmbd dev [ show [ DEV ] ]\n"
 		"       rmbd dev help\n"
@@ -541,9 +543,10 @@ static void dev_help(FILE *f)
 		"       ADDR := the target's IPv4 or IPv6 address\n"
 		"       PORT := 1-65535, default %d\n"
 		"       queues: 1-%d, default one per online CPU\n"
+		"       pollq: polled queues for io_uring hipri, 0-%d, default 0\n"
 		"       depth: 1-%d, default %d\n",
-		RMBD_DEFAULT_PORT, RMBD_MAX_IO_QUEUES, RMBD_MAX_QUEUE_DEPTH,
-		RMBD_DEFAULT_QUEUE_DEPTH);
+		RMBD_DEFAULT_PORT, RMBD_MAX_IO_QUEUES, RMBD_MAX_IO_QUEUES,
+		RMBD_MAX_QUEUE_DEPTH, RMBD_DEFAULT_QUEUE_DEPTH);
 }
 
 static int dev_connect(int argc, char **argv)
@@ -554,6 +557,7 @@ static int dev_connect(int argc, char **argv)
 		{ .name = "port", .has_value = true },
 		{ .name = "queues", .has_value = true },
 		{ .name = "depth", .has_value = true },
+		{ .name = "pollq", .has_value = true },
 		{ }
 	};
 	struct rmbd_connect_opts o = { 0 };
@@ -582,6 +586,10 @@ static int dev_connect(int argc, char **argv)
 				     &o.queue_depth))
 		return usage_error("invalid depth '%s' (1-%d)", kw[4].value,
 				   RMBD_MAX_QUEUE_DEPTH);
+	if (kw[5].seen && parse_uint(kw[5].value, 0, RMBD_MAX_IO_QUEUES,
+				     &o.nr_poll_queues))
+		return usage_error("invalid pollq '%s' (0-%d)", kw[5].value,
+				   RMBD_MAX_IO_QUEUES);
 	o.addr = kw[0].value;
 	o.export_name = kw[1].value;
 

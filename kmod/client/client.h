@@ -3,8 +3,9 @@
  * rmbd client: block devices backed by memory on an rmbd target.
  *
  * A device is one session: an admin queue (index 0) used while connecting,
- * and N I/O queues (index 1..N), one per blk-mq hardware queue, each an RC
- * QP that only issues one-sided RDMA READ and WRITE.  The target's slabs
+ * then one queue per blk-mq hardware queue: N interrupt-driven I/O queues
+ * (index 1..N) and P polled ones (N+1..N+P).  Each is an RC QP that only
+ * issues one-sided RDMA READ and WRITE.  The target's slabs
  * are mapped at connect time; a request never crosses a slab
  * (chunk_sectors), so it is one work request to one (address, rkey).
  */
@@ -41,6 +42,7 @@ struct rmbd_c_queue {
 	struct ib_cq		*cq;
 	unsigned int		cq_size;
 	bool			cq_from_pool;
+	bool			poll;		/* IB_POLL_DIRECT, blk-mq polls */
 	struct completion	cm_done;
 	int			cm_error;
 	const char		*cm_why;
@@ -83,8 +85,10 @@ struct rmbd_c_dev {
 	struct ib_pd		*pd;
 	unsigned int		max_segs;
 	unsigned int		nr_io_queues;
+	unsigned int		nr_poll_queues;
+	unsigned int		nr_queues;	/* admin + I/O + poll */
 	unsigned int		queue_depth;
-	struct rmbd_c_queue	*queues;	/* [1 + nr_io_queues] */
+	struct rmbd_c_queue	*queues;	/* [nr_queues] */
 
 	/* admin messages, one at a time */
 	void			*send_buf;
@@ -114,6 +118,7 @@ int rmbd_c_session_start(struct rmbd_c_dev *dev, const char **why);
 void rmbd_c_session_stop(struct rmbd_c_dev *dev);
 void rmbd_c_queues_fail(struct rmbd_c_dev *dev);
 void rmbd_c_read_write_done(struct ib_cq *cq, struct ib_wc *wc);
+int rmbd_c_poll_cq(struct rmbd_c_queue *q);
 
 /* main.c */
 struct rmbd_c_connect_args {
@@ -121,6 +126,7 @@ struct rmbd_c_connect_args {
 	u16		port;
 	const char	*export_name;
 	u32		nr_io_queues;
+	u32		nr_poll_queues;
 	u32		queue_depth;
 };
 

@@ -92,6 +92,13 @@ static enum blk_eh_timer_return rmbd_c_timeout(struct request *rq)
 	struct rmbd_c_req *req = blk_mq_rq_to_pdu(rq);
 	struct rmbd_c_dev *dev = req->queue->dev;
 
+	/* On a poll queue nobody may be polling: look before failing. */
+	if (req->queue->poll) {
+		rmbd_c_poll_cq(req->queue);
+		if (blk_mq_rq_state(rq) != MQ_RQ_IN_FLIGHT)
+			return BLK_EH_DONE;
+	}
+
 	pr_warn_ratelimited("rmbd%d: I/O timed out, failing the device\n",
 			    dev->index);
 	/*
@@ -100,6 +107,30 @@ static enum blk_eh_timer_return rmbd_c_timeout(struct request *rq)
 	 */
 	queue_work(rmbd_c_wq, &dev->err_work);
 	return BLK_EH_RESET_TIMER;
+}
+
+static int rmbd_c_poll(struct blk_mq_hw_ctx *hctx, struct io_comp_batch *iob)
+{
+	return rmbd_c_poll_cq(hctx->driver_data);
+}
+
+static void rmbd_c_map_queues(struct blk_mq_tag_set *set)
+{
+	struct rmbd_c_dev *dev = set->driver_data;
+	struct blk_mq_queue_map *map = set->map;
+
+	map[HCTX_TYPE_DEFAULT].nr_queues = dev->nr_io_queues;
+	map[HCTX_TYPE_DEFAULT].queue_offset = 0;
+	blk_mq_map_queues(&map[HCTX_TYPE_DEFAULT]);
+	if (set->nr_maps < HCTX_MAX_TYPES)
+		return;
+	/* Reads share the default queues; polled I/O has its own. */
+	map[HCTX_TYPE_READ].nr_queues = dev->nr_io_queues;
+	map[HCTX_TYPE_READ].queue_offset = 0;
+	blk_mq_map_queues(&map[HCTX_TYPE_READ]);
+	map[HCTX_TYPE_POLL].nr_queues = dev->nr_poll_queues;
+	map[HCTX_TYPE_POLL].queue_offset = dev->nr_io_queues;
+	blk_mq_map_queues(&map[HCTX_TYPE_POLL]);
 }
 
 static int rmbd_c_init_hctx(struct blk_mq_hw_ctx *hctx, void *data,
@@ -128,6 +159,8 @@ static const struct blk_mq_ops rmbd_c_mq_ops = {
 	.timeout	= rmbd_c_timeout,
 	.init_hctx	= rmbd_c_init_hctx,
 	.init_request	= rmbd_c_init_request,
+	.map_queues	= rmbd_c_map_queues,
+	.poll		= rmbd_c_poll,
 };
 
 static const struct block_device_operations rmbd_c_fops = {
@@ -159,7 +192,8 @@ static int rmbd_c_disk_add(struct rmbd_c_dev *dev)
 	int ret;
 
 	set->ops = &rmbd_c_mq_ops;
-	set->nr_hw_queues = dev->nr_io_queues;
+	set->nr_hw_queues = dev->nr_io_queues + dev->nr_poll_queues;
+	set->nr_maps = dev->nr_poll_queues ? HCTX_MAX_TYPES : 1;
 	set->queue_depth = dev->queue_depth;
 	set->numa_node = NUMA_NO_NODE;
 	set->cmd_size = sizeof(struct rmbd_c_req) +
@@ -262,6 +296,7 @@ int rmbd_c_dev_connect(const struct rmbd_c_connect_args *args, int *index,
 		sizeof(dev->export_name));
 	dev->port = args->port;
 	dev->nr_io_queues = args->nr_io_queues;
+	dev->nr_poll_queues = args->nr_poll_queues;
 	dev->queue_depth = args->queue_depth;
 	dev->state = RMBD_DEV_STATE_CONNECTING;
 	INIT_WORK(&dev->err_work, rmbd_c_err_work);
@@ -286,9 +321,9 @@ int rmbd_c_dev_connect(const struct rmbd_c_connect_args *args, int *index,
 		*why = "cannot create the block device";
 		goto out_stop;
 	}
-	pr_info("rmbd%d: %llu bytes of %s on %pISpc, %u I/O queues\n",
+	pr_info("rmbd%d: %llu bytes of %s on %pISpc, %u I/O and %u poll queues\n",
 		dev->index, dev->size, dev->export_name, &dev->addr,
-		dev->nr_io_queues);
+		dev->nr_io_queues, dev->nr_poll_queues);
 	mutex_lock(&rmbd_c_mutex);
 	/* A queue may have failed meanwhile: then the device stays failed. */
 	if (dev->state == RMBD_DEV_STATE_CONNECTING)

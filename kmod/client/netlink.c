@@ -26,6 +26,8 @@ static const struct nla_policy rmbd_c_policy[RMBD_CLIENT_ATTR_MAX + 1] = {
 	[RMBD_CLIENT_ATTR_SLAB_SIZE]	= { .type = NLA_REJECT },
 	[RMBD_CLIENT_ATTR_PAD]		= { .type = NLA_REJECT },
 	[RMBD_CLIENT_ATTR_FORCE]	= { .type = NLA_FLAG },
+	[RMBD_CLIENT_ATTR_NR_POLL_QUEUES] =
+		NLA_POLICY_MAX(NLA_U32, RMBD_MAX_IO_QUEUES),
 };
 
 static struct genl_family rmbd_c_family;
@@ -51,6 +53,8 @@ static int rmbd_c_fill_dev(struct sk_buff *skb, struct rmbd_c_dev *dev,
 			   dev->export_name) ||
 	    nla_put_u32(skb, RMBD_CLIENT_ATTR_NR_IO_QUEUES,
 			dev->nr_io_queues) ||
+	    nla_put_u32(skb, RMBD_CLIENT_ATTR_NR_POLL_QUEUES,
+			dev->nr_poll_queues) ||
 	    nla_put_u32(skb, RMBD_CLIENT_ATTR_QUEUE_DEPTH, dev->queue_depth) ||
 	    nla_put_u64_64bit(skb, RMBD_CLIENT_ATTR_SLAB_SIZE, dev->slab_size,
 			      RMBD_CLIENT_ATTR_PAD)) {
@@ -103,7 +107,11 @@ static int rmbd_c_connect(struct sk_buff *skb, struct genl_info *info)
 	args.nr_io_queues = attrs[RMBD_CLIENT_ATTR_NR_IO_QUEUES] ?
 			    nla_get_u32(attrs[RMBD_CLIENT_ATTR_NR_IO_QUEUES]) :
 			    num_online_cpus();
-	args.nr_io_queues = min_t(u32, args.nr_io_queues, RMBD_MAX_IO_QUEUES);
+	/* blk-mq has no use for more queues of a kind than CPUs. */
+	args.nr_io_queues = min_t(u32, args.nr_io_queues, nr_cpu_ids);
+	if (attrs[RMBD_CLIENT_ATTR_NR_POLL_QUEUES])
+		args.nr_poll_queues = min_t(u32, nr_cpu_ids,
+					    nla_get_u32(attrs[RMBD_CLIENT_ATTR_NR_POLL_QUEUES]));
 	args.queue_depth = attrs[RMBD_CLIENT_ATTR_QUEUE_DEPTH] ?
 			   nla_get_u32(attrs[RMBD_CLIENT_ATTR_QUEUE_DEPTH]) :
 			   RMBD_DEFAULT_QUEUE_DEPTH;

@@ -137,7 +137,12 @@ static int rmbd_c_create_qp(struct rmbd_c_dev *dev, struct rmbd_c_queue *q)
 
 	/* +1 each for drain */
 	q->cq_size = q->depth + 1 + recv_wr + 1;
-	if (q->idx) {
+	if (q->poll) {
+		/* Reaped by blk-mq's ->poll: no interrupt, no pool. */
+		q->cq = ib_alloc_cq(dev->ibdev, q, q->cq_size, q->idx - 1,
+				    IB_POLL_DIRECT);
+	} else if (q->idx) {
+		/* Spread over completion vectors by the pool. */
 		q->cq = ib_cq_pool_get(dev->ibdev, q->cq_size, q->idx - 1,
 				       IB_POLL_SOFTIRQ);
 		q->cq_from_pool = true;
@@ -187,6 +192,12 @@ static int rmbd_c_first_device(struct rmbd_c_dev *dev, struct ib_device *ibdev,
 	}
 	dev->ibdev = ibdev;
 	dev->max_segs = min3(attrs->max_send_sge, attrs->max_sge_rd, 128);
+	/* +2: drain, and the admin queue's receives share the CQ */
+	if (dev->queue_depth + 2 > attrs->max_qp_wr ||
+	    dev->queue_depth + 2 > attrs->max_cqe) {
+		*why = "queue depth exceeds what the RDMA device supports";
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -201,6 +212,7 @@ static int rmbd_c_queue_connect(struct rmbd_c_dev *dev, unsigned int idx,
 
 	q->dev = dev;
 	q->idx = idx;
+	q->poll = idx > dev->nr_io_queues;
 	q->depth = idx ? dev->queue_depth : RMBD_C_ADMIN_DEPTH;
 	init_completion(&q->cm_done);
 
@@ -454,7 +466,8 @@ int rmbd_c_session_start(struct rmbd_c_dev *dev, const char **why)
 	unsigned int i;
 	int ret;
 
-	dev->queues = kcalloc(dev->nr_io_queues + 1, sizeof(*dev->queues),
+	dev->nr_queues = 1 + dev->nr_io_queues + dev->nr_poll_queues;
+	dev->queues = kcalloc(dev->nr_queues, sizeof(*dev->queues),
 			      GFP_KERNEL);
 	if (!dev->queues)
 		return -ENOMEM;
@@ -472,7 +485,7 @@ int rmbd_c_session_start(struct rmbd_c_dev *dev, const char **why)
 		if (ret)
 			return ret;
 	}
-	for (i = 1; i <= dev->nr_io_queues; i++) {
+	for (i = 1; i < dev->nr_queues; i++) {
 		ret = rmbd_c_queue_connect(dev, i, why);
 		if (ret)
 			return ret;
@@ -493,7 +506,7 @@ void rmbd_c_queues_fail(struct rmbd_c_dev *dev)
 
 	if (!dev->queues)
 		return;
-	for (i = 0; i <= dev->nr_io_queues; i++) {
+	for (i = 0; i < dev->nr_queues; i++) {
 		struct rmbd_c_queue *q = &dev->queues[i];
 
 		if (test_and_clear_bit(RMBD_C_Q_LIVE, &q->flags))
@@ -517,10 +530,10 @@ void rmbd_c_session_stop(struct rmbd_c_dev *dev)
 	if (!dev->queues)
 		return;
 	rmbd_c_queues_fail(dev);
-	for (i = 0; i <= dev->nr_io_queues; i++)
+	for (i = 0; i < dev->nr_queues; i++)
 		if (test_bit(RMBD_C_Q_ALLOCATED, &dev->queues[i].flags))
 			ib_drain_qp(dev->queues[i].cm_id->qp);
-	for (i = 0; i <= dev->nr_io_queues; i++)
+	for (i = 0; i < dev->nr_queues; i++)
 		rmbd_c_queue_destroy_qp(&dev->queues[i]);
 	rmbd_c_admin_free(dev);
 	if (dev->pd) {
@@ -528,7 +541,7 @@ void rmbd_c_session_stop(struct rmbd_c_dev *dev)
 		dev->pd = NULL;
 	}
 	/* Last: while an id exists, its RDMA device cannot go away. */
-	for (i = 0; i <= dev->nr_io_queues; i++) {
+	for (i = 0; i < dev->nr_queues; i++) {
 		if (dev->queues[i].cm_id) {
 			rdma_destroy_id(dev->queues[i].cm_id);
 			dev->queues[i].cm_id = NULL;
@@ -539,6 +552,12 @@ void rmbd_c_session_stop(struct rmbd_c_dev *dev)
 	dev->queues = NULL;
 	kvfree(dev->slabs);
 	dev->slabs = NULL;
+}
+
+/* Reap a poll queue's completions; returns how many there were. */
+int rmbd_c_poll_cq(struct rmbd_c_queue *q)
+{
+	return ib_process_cq_direct(q->cq, -1);
 }
 
 void rmbd_c_read_write_done(struct ib_cq *cq, struct ib_wc *wc)

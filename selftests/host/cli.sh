@@ -147,6 +147,8 @@ usage dev "invalid depth '0' (1-1024)" \
 	dev connect addr 10.0.0.1 export foo depth 0
 usage dev "invalid depth '2048' (1-1024)" \
 	dev connect addr 10.0.0.1 export foo depth 2048
+usage dev "invalid pollq '257' (0-256)" \
+	dev connect addr 10.0.0.1 export foo pollq 257
 usage dev "duplicate keyword 'addr'" \
 	dev connect addr 10.0.0.1 addr 10.0.0.2 export foo
 usage dev "missing device" dev disconnect
@@ -181,8 +183,8 @@ exports_text="export foo size 1073741824 slab 67108864 slabs 16 sessions 1 mappe
 export bar.2 size 8388608 slab 2097152 slabs 4 sessions 0 mapped 0 mem 8388608"
 exports_json='[{"name":"foo","size":1073741824,"slab_size":67108864,"nr_slabs":16,"sessions":1,"mapped":3,"mem":1073741824},{"name":"bar.2","size":8388608,"slab_size":2097152,"nr_slabs":4,"sessions":0,"mapped":0,"mem":8388608}]'
 devs_text="rmbd0: size 1073741824 state live addr 10.200.0.1 port 7470 export foo queues 2 depth 128
-rmbd3: size 8388608 state failed addr fd00::1 port 7471 export bar.2 queues 1 depth 16"
-devs_json='[{"index":0,"name":"rmbd0","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"depth":128,"slab_size":67108864},{"index":3,"name":"rmbd3","size":8388608,"state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","queues":1,"depth":16,"slab_size":2097152}]'
+rmbd3: size 8388608 state failed addr fd00::1 port 7471 export bar.2 queues 1 pollq 1 depth 16"
+devs_json='[{"index":0,"name":"rmbd0","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"slab_size":67108864},{"index":3,"name":"rmbd3","size":8388608,"state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","queues":1,"poll_queues":1,"depth":16,"slab_size":2097152}]'
 
 log_reset
 expect 0 "$exports_text" "" "$FAKE" export
@@ -267,14 +269,14 @@ listener_del 10.200.0.1 7470" "listener calls"
 
 log_reset
 expect 0 "$devs_text" "" "$FAKE" dev
-expect 0 "$(echo "$devs_text" | sed '1s/$/ slab 67108864/; 2s/$/ slab 2097152/')" \
+expect 0 "$(echo "$devs_text" | sed '1s/queues 2 /&pollq 0 /; 1s/$/ slab 67108864/; 2s/$/ slab 2097152/')" \
 	"" "$FAKE" -d dev show
 expect 0 "$devs_json" "" "$FAKE" -j dev
 expect 0 "$(echo "$devs_text" | tail -n 1)" "" "$FAKE" dev show /dev/rmbd3
 expect 1 "" "rmbd: failed to show device: No such device" "$FAKE" dev show 5
 expect 0 "rmbd7" "" "$FAKE" dev connect addr 10.200.0.1 export foo
-expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"fd00::1","port":99,"export":"foo","queues":4,"depth":64,"slab_size":67108864}' \
-	"" "$FAKE" -j dev conn export foo addr fd00::1 port 99 queues 4 depth 64
+expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"fd00::1","port":99,"export":"foo","queues":4,"poll_queues":2,"depth":64,"slab_size":67108864}' \
+	"" "$FAKE" -j dev conn export foo addr fd00::1 port 99 queues 4 depth 64 pollq 2
 expect 1 "" "rmbd: failed to connect device: Invalid argument: fake refusal of bad" \
 	"$FAKE" dev connect addr 10.200.0.1 export bad
 expect 0 "" "" "$FAKE" dev disconnect rmbd3
@@ -292,11 +294,11 @@ dev_get 3
 open
 dev_get 5
 open
-dev_connect 10.200.0.1 0 foo 0 0
+dev_connect 10.200.0.1 0 foo 0 0 0
 open
-dev_connect fd00::1 99 foo 4 64
+dev_connect fd00::1 99 foo 4 64 2
 open
-dev_connect 10.200.0.1 0 bad 0 0
+dev_connect 10.200.0.1 0 bad 0 0 0
 open
 dev_disconnect 3 0
 open

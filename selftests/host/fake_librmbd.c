@@ -70,9 +70,9 @@ static const struct rmbd_listener_info fake_listeners[] = {
 
 static const struct rmbd_dev_info fake_devs[] = {
 	{ 0, "rmbd0", 1073741824ULL, 67108864ULL, RMBD_DEV_STATE_LIVE,
-	  "10.200.0.1", 7470, "foo", 2, 128 },
+	  "10.200.0.1", 7470, "foo", 2, 128, 0 },
 	{ 3, "rmbd3", 8388608ULL, 2097152ULL, RMBD_DEV_STATE_FAILED,
-	  "fd00::1", 7471, "bar.2", 1, 16 },
+	  "fd00::1", 7471, "bar.2", 1, 16, 1 },
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -200,8 +200,9 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 		     const struct rmbd_connect_opts *opts,
 		     struct rmbd_dev_info *out)
 {
-	fake_log("dev_connect %s %u %s %u %u", opts->addr, opts->port,
-		 opts->export_name, opts->nr_io_queues, opts->queue_depth);
+	fake_log("dev_connect %s %u %s %u %u %u", opts->addr, opts->port,
+		 opts->export_name, opts->nr_io_queues, opts->queue_depth,
+		 opts->nr_poll_queues);
 	if (fake_fail(ctx, opts->export_name))
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
@@ -217,6 +218,7 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 	out->nr_io_queues = opts->nr_io_queues ? opts->nr_io_queues : 2;
 	out->queue_depth = opts->queue_depth ? opts->queue_depth :
 			   RMBD_DEFAULT_QUEUE_DEPTH;
+	out->nr_poll_queues = opts->nr_poll_queues;
 	return 0;
 }
 

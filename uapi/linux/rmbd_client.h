@@ -29,7 +29,8 @@
 /**
  * enum rmbd_client_cmd - commands of the rmbd_client family
  * @RMBD_CLIENT_CMD_DEV_CONNECT: connect to ADDR, [PORT], EXPORT_NAME,
- *	[NR_IO_QUEUES], [QUEUE_DEPTH].  Replies with the new device.
+ *	[NR_IO_QUEUES], [NR_POLL_QUEUES], [QUEUE_DEPTH].  Replies with the
+ *	new device.
  * @RMBD_CLIENT_CMD_DEV_DISCONNECT: remove device DEV_INDEX, [FORCE].  A
  *	device held open exclusively (mounted, swap, a stacked device) is
  *	refused with -EBUSY unless FORCE is set; its I/O then fails.
@@ -75,6 +76,9 @@ enum rmbd_dev_state {
  * @RMBD_CLIENT_ATTR_SLAB_SIZE: u64, output: the export's slab size
  * @RMBD_CLIENT_ATTR_PAD: padding for 64-bit attributes
  * @RMBD_CLIENT_ATTR_FORCE: flag, DEV_DISCONNECT even when in use
+ * @RMBD_CLIENT_ATTR_NR_POLL_QUEUES: u32, 0..RMBD_MAX_IO_QUEUES, default 0:
+ *	extra I/O queues whose completions are polled (io_uring hipri);
+ *	NR_IO_QUEUES plus NR_POLL_QUEUES is at most RMBD_MAX_IO_QUEUES
  */
 enum rmbd_client_attr {
 	RMBD_CLIENT_ATTR_UNSPEC,
@@ -90,6 +94,7 @@ enum rmbd_client_attr {
 	RMBD_CLIENT_ATTR_SLAB_SIZE,
 	RMBD_CLIENT_ATTR_PAD,
 	RMBD_CLIENT_ATTR_FORCE,
+	RMBD_CLIENT_ATTR_NR_POLL_QUEUES,
 
 	__RMBD_CLIENT_ATTR_MAX,
 	RMBD_CLIENT_ATTR_MAX = __RMBD_CLIENT_ATTR_MAX - 1

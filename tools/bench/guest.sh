@@ -1,0 +1,398 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The VM side of the benchmark, started by tools/bench/run.sh through
+# selftests/vm/run-vm.sh (soft-RoCE rxe0 on d0 and the rmbd modules are
+# already set up).  It sets up every selected system on a device of the
+# same size, writes each device fully once, runs every fio job RUNS times
+# on each (the systems take turns, so each system's runs are spread over
+# the same stretch of time) and leaves fio's JSON output in the results
+# share, under bench/:
+#
+#   env.json              kernel, vCPUs, memory, rxe MTU, fio version
+#   systems/SYSTEM.json   {status: ok|n/a, reason, device, queues, ...}
+#   fio/SYSTEM/JOB.RUN.json   fio --output-format=json of one run
+#   fio/SYSTEM/JOB.RUN.err    fio's stderr; .failed when the run failed
+#
+# The systems:
+#   rmbd       export on the rmbd target, rmbd dev connect over rxe0
+#   nvme-rdma  nvmet-rdma exporting a brd device (configfs), nvme connect
+#              over rxe0
+#   nbd        nbd-server exporting a brd device on loopback TCP, nbd-client
+#   brd        the RAM disk itself: the local limit
+#
+# Settings come from the environment (run.sh sets them): RMBD_BENCH_SYSTEMS,
+# RMBD_BENCH_JOBS, RMBD_BENCH_RUNS, RMBD_BENCH_RUNTIME, RMBD_BENCH_RAMP,
+# RMBD_BENCH_SIZE (bytes), RMBD_BENCH_QUEUES, RMBD_BENCH_DEPTH,
+# RMBD_BENCH_POLLQ.
+#
+# A system that cannot be set up is recorded as n/a with the reason and
+# the others still run.  Exit status 1 when rmbd was selected and failed
+# (setup, a fio run, or a device that is not live at the end).
+
+set -u
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+# shellcheck source=tools/bench/jobs.sh
+source "$here/jobs.sh"
+RMBD_REPO=$repo
+# shellcheck source=selftests/vm/tests/lib.sh
+source "$repo/selftests/vm/tests/lib.sh"
+
+size=${RMBD_BENCH_SIZE:-536870912}
+runs=${RMBD_BENCH_RUNS:-3}
+runtime=${RMBD_BENCH_RUNTIME:-5}
+ramp=${RMBD_BENCH_RAMP:-1}
+queues=${RMBD_BENCH_QUEUES:-}
+depth=${RMBD_BENCH_DEPTH:-}
+pollq=${RMBD_BENCH_POLLQ:-0}
+mapfile -t systems < <(bench_select system "${RMBD_BENCH_SYSTEMS:-}" "${BENCH_ALL_SYSTEMS[@]}") || exit 2
+mapfile -t jobs < <(bench_select job "${RMBD_BENCH_JOBS:-}" $(bench_all_jobs)) || exit 2
+
+nvme_nqn=nqn.2014-08.org.nvmexpress:rmbd-bench
+nvme_port=4420
+nbd_port=10809
+nbd_dev=/dev/nbd0
+
+# The writable share run-vm.sh mounts for results.
+share=$(awk '$1 == "rmbdout" && $3 == "9p" {print $2; exit}' /proc/mounts)
+if [[ -z $share ]]; then
+	echo "bench: the results share is not mounted" >&2
+	exit 1
+fi
+res=$share/bench
+rm -rf "$res"
+mkdir -p "$res/systems" "$res/fio"
+
+say() { printf 'bench: %s\n' "$*"; }
+
+declare -A dev=() reason=()
+
+# na SYSTEM WHY: mark SYSTEM as not available; the table shows n/a.
+na() {
+	reason[$1]=$2
+	unset "dev[$1]"
+	say "$1: n/a: $2"
+}
+
+# try WHAT CMD...: run CMD, and on failure set $why to WHAT and its output.
+why=
+try() {
+	local what=$1 o rc=0
+	shift
+	o=$("$@" 2>&1) || rc=$?
+	if (( rc != 0 )); then
+		why="$what failed (exit $rc): $(printf '%s' "$o" | tr '\n' ' ' | cut -c1-300)"
+		return 1
+	fi
+	[[ -n $o ]] && printf '%s\n' "$o"
+	return 0
+}
+
+wait_for() {	# SECONDS CMD...
+	local t=$1 i
+	shift
+	for (( i = 0; i < t * 10; i++ )); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+has_pollq() { "$RMBD_BIN" dev help 2>&1 | grep -qw pollq; }
+
+# ---- environment -------------------------------------------------------
+
+rxe_mtu=$(ibv_devinfo -d rxe0 2>/dev/null | awk '/active_mtu/ {print $2; exit}')
+jq -n \
+	--arg kernel "$(uname -r)" \
+	--argjson vcpus "$(nproc)" \
+	--argjson mem_kb "$(awk '/^MemTotal/ {print $2}' /proc/meminfo)" \
+	--arg rxe_mtu "${rxe_mtu:-unknown}" \
+	--arg netdev_mtu "$(cat /sys/class/net/d0/mtu 2>/dev/null || echo unknown)" \
+	--arg fio "$(fio --version 2>/dev/null)" \
+	--arg rdma_link "$(rdma link show 2>/dev/null | head -n 1)" \
+	--arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+	--argjson size "$size" --argjson runs "$runs" \
+	--argjson runtime "$runtime" --argjson ramp "$ramp" \
+	--arg queues "$queues" --arg depth "$depth" --argjson pollq "$pollq" \
+	--argjson rmbd_pollq "$(has_pollq && echo true || echo false)" \
+	--arg systems "${systems[*]}" --arg jobs "${jobs[*]}" \
+	'{kernel: $kernel, vcpus: $vcpus, mem_kb: $mem_kb, rxe_mtu: $rxe_mtu,
+	  netdev_mtu: $netdev_mtu, fio: $fio, rdma_link: $rdma_link,
+	  date: $date, device_size: $size, runs: $runs, runtime_s: $runtime,
+	  ramp_s: $ramp, queues: $queues, depth: $depth, pollq: $pollq,
+	  rmbd_has_pollq: $rmbd_pollq, systems: ($systems / " "),
+	  jobs: ($jobs / " ")}' > "$res/env.json"
+say "kernel $(uname -r), $(nproc) vCPUs, $(awk '/^MemTotal/ {print int($2/1024) " MiB"}' /proc/meminfo), rxe0 active MTU ${rxe_mtu:-unknown} (d0 MTU $(cat /sys/class/net/d0/mtu 2>/dev/null))"
+say "systems: ${systems[*]}; jobs: ${jobs[*]}"
+say "device size $(( size >> 20 )) MiB, $runs runs of ${ramp}+${runtime} s per job and system"
+
+# ---- setup -------------------------------------------------------------
+
+# brd: ram0 for brd itself, ram1 behind nvmet-rdma, ram2 behind nbd-server.
+# Pages are allocated on first write, so unused devices cost nothing.
+setup_brd_module() {
+	if [[ -d /sys/module/brd ]]; then
+		rmmod brd 2>/dev/null || { why="brd is loaded and busy"; return 1; }
+	fi
+	try "modprobe brd" modprobe brd rd_nr=3 rd_size=$(( size / 1024 )) || return 1
+	wait_for 5 test -b /dev/ram2 || { why="/dev/ram0..2 did not appear"; return 1; }
+}
+
+setup_brd() { dev[brd]=/dev/ram0; }
+
+setup_rmbd() {
+	local args=() d
+	[[ -f $RMBD_TARGET_KO ]] || { why="kmod/rmbd-target.ko not built"; return 1; }
+	[[ -f $RMBD_CLIENT_KO ]] || { why="kmod/rmbd-client.ko not built"; return 1; }
+	[[ -x $RMBD_BIN ]] || { why="tools/rmbd not built"; return 1; }
+	rmbd_modules_loaded || try "loading the rmbd modules" rmbd_load_modules || return 1
+	rmbd_modules_loaded || { why="the rmbd modules are not loaded"; return 1; }
+	try "rmbd export add" "$RMBD_BIN" export add bench size "$size" > /dev/null || return 1
+	try "rmbd listener add" "$RMBD_BIN" listener add "$RMBD_ADDR" > /dev/null || return 1
+	[[ -n $queues ]] && args+=(queues "$queues")
+	[[ -n $depth ]] && args+=(depth "$depth")
+	if (( pollq > 0 )); then
+		if has_pollq; then
+			args+=(pollq "$pollq")
+		else
+			say "rmbd: this rmbd has no pollq option; connecting without poll queues"
+		fi
+	fi
+	if ! d=$("$RMBD_BIN" dev connect addr "$RMBD_ADDR" export bench "${args[@]}" 2> /tmp/bench-connect.err); then
+		why="rmbd dev connect ${args[*]} failed: $(tr '\n' ' ' < /tmp/bench-connect.err | cut -c1-300)"
+		return 1
+	fi
+	d=$(printf '%s\n' "$d" | tail -n 1)
+	[[ $d =~ ^rmbd[0-9]+$ ]] || { why="rmbd dev connect printed '$d'"; return 1; }
+	wait_node "/dev/$d" || { why="/dev/$d did not appear"; return 1; }
+	dev[rmbd]=/dev/$d
+}
+
+nvme_cfs=/sys/kernel/config/nvmet
+
+nvme_find_dev() {
+	local b n
+	for b in /sys/block/nvme*n*; do
+		n=${b##*/}
+		[[ $n =~ ^nvme[0-9]+n[0-9]+$ ]] || continue
+		if [[ $(cat "$b/device/subsysnqn" 2>/dev/null) == "$nvme_nqn" && -b /dev/$n ]]; then
+			echo "/dev/$n"
+			return 0
+		fi
+	done
+	return 1
+}
+
+setup_nvme_rdma() {
+	local s=$nvme_cfs/subsystems/$nvme_nqn p=$nvme_cfs/ports/1 args=() d
+	try "modprobe nvmet-rdma" modprobe nvmet-rdma || return 1
+	try "modprobe nvme-rdma" modprobe nvme-rdma || return 1
+	command -v nvme > /dev/null || { why="nvme-cli is not installed"; return 1; }
+	[[ -d $nvme_cfs ]] || { why="$nvme_cfs does not exist (configfs not mounted?)"; return 1; }
+	try "creating the nvmet subsystem" mkdir "$s" || return 1
+	echo 1 > "$s/attr_allow_any_host" || { why="attr_allow_any_host"; return 1; }
+	try "creating the nvmet namespace" mkdir "$s/namespaces/1" || return 1
+	echo -n /dev/ram1 > "$s/namespaces/1/device_path" || { why="nvmet device_path /dev/ram1 refused"; return 1; }
+	echo 1 > "$s/namespaces/1/enable" || { why="enabling the nvmet namespace failed"; return 1; }
+	try "creating the nvmet port" mkdir "$p" || return 1
+	echo rdma > "$p/addr_trtype" &&
+	echo ipv4 > "$p/addr_adrfam" &&
+	echo "$RMBD_ADDR" > "$p/addr_traddr" &&
+	echo "$nvme_port" > "$p/addr_trsvcid" || { why="configuring the nvmet port failed"; return 1; }
+	try "enabling the nvmet-rdma port" ln -s "$s" "$p/subsystems/$nvme_nqn" || return 1
+	[[ -n $queues ]] && args+=(--nr-io-queues="$queues")
+	[[ -n $depth ]] && args+=(--queue-size="$depth")
+	(( pollq > 0 )) && args+=(--nr-poll-queues="$pollq")
+	try "nvme connect" nvme connect -t rdma -a "$RMBD_ADDR" -s "$nvme_port" -n "$nvme_nqn" "${args[@]}" > /dev/null || return 1
+	wait_for 10 nvme_find_dev > /dev/null || { why="no nvme block device for $nvme_nqn after nvme connect"; return 1; }
+	d=$(nvme_find_dev)
+	dev[nvme-rdma]=$d
+}
+
+nbd_pid=/run/bench-nbd-server.pid
+
+setup_nbd() {
+	local conf=/tmp/bench-nbd.conf conns=${queues:-$(nproc)}
+	try "modprobe nbd" modprobe nbd || return 1
+	command -v nbd-server > /dev/null || { why="nbd-server is not installed"; return 1; }
+	command -v nbd-client > /dev/null || { why="nbd-client is not installed"; return 1; }
+	cat > "$conf" <<-EOF
+	[generic]
+	user = root
+	group = root
+	listenaddr = 127.0.0.1
+	port = $nbd_port
+	allowlist = true
+	[bench]
+	exportname = /dev/ram2
+	EOF
+	try "nbd-server" nbd-server -C "$conf" -p "$nbd_pid" > /dev/null || return 1
+	wait_for 10 bash -c "exec 3<>/dev/tcp/127.0.0.1/$nbd_port" 2> /dev/null ||
+		{ why="nbd-server does not listen on 127.0.0.1:$nbd_port"; return 1; }
+	try "nbd-client" nbd-client -N bench 127.0.0.1 "$nbd_port" "$nbd_dev" -b 4096 -C "$conns" > /dev/null || return 1
+	wait_for 10 bash -c "(( \$(cat /sys/block/${nbd_dev#/dev/}/size) > 0 ))" ||
+		{ why="$nbd_dev has no size after nbd-client"; return 1; }
+	dev[nbd]=$nbd_dev
+}
+
+teardown() {
+	local s
+	for s in "${systems[@]}"; do
+		case $s in
+		nbd)
+			nbd-client -d "$nbd_dev" > /dev/null 2>&1
+			[[ -f $nbd_pid ]] && kill "$(cat "$nbd_pid")" 2>/dev/null
+			;;
+		nvme-rdma)
+			nvme disconnect -n "$nvme_nqn" > /dev/null 2>&1
+			rm -f "$nvme_cfs/ports/1/subsystems/$nvme_nqn" 2>/dev/null
+			rmdir "$nvme_cfs/ports/1" 2>/dev/null
+			rmdir "$nvme_cfs/subsystems/$nvme_nqn/namespaces/1" 2>/dev/null
+			rmdir "$nvme_cfs/subsystems/$nvme_nqn" 2>/dev/null
+			;;
+		rmbd)
+			[[ -n ${dev[rmbd]:-} ]] && "$RMBD_BIN" dev disconnect "${dev[rmbd]}" > /dev/null
+			"$RMBD_BIN" export del bench force > /dev/null 2>&1
+			"$RMBD_BIN" listener del "$RMBD_ADDR" > /dev/null 2>&1
+			;;
+		esac
+	done
+	sleep 1
+	rmmod brd 2>/dev/null
+}
+
+need_brd=0
+for s in "${systems[@]}"; do
+	[[ $s == rmbd ]] || need_brd=1
+done
+brd_ok=1
+if (( need_brd )) && ! setup_brd_module; then
+	brd_ok=0
+	brd_why=$why
+fi
+
+for s in "${systems[@]}"; do
+	why=
+	if [[ $s != rmbd ]] && (( !brd_ok )); then
+		na "$s" "brd: $brd_why"
+		continue
+	fi
+	if "setup_${s//-/_}" && [[ -n ${dev[$s]:-} ]]; then
+		say "$s: ${dev[$s]}"
+	else
+		na "$s" "${why:-setup failed}"
+	fi
+done
+
+# Measure the devices, not the I/O scheduler.
+for s in "${!dev[@]}"; do
+	b=${dev[$s]#/dev/}
+	[[ -w /sys/block/$b/queue/scheduler ]] && echo none > "/sys/block/$b/queue/scheduler" 2>/dev/null
+done
+
+# ---- precondition: write each device fully once ------------------------
+
+for s in "${systems[@]}"; do
+	[[ -n ${dev[$s]:-} ]] || continue
+	t0=$(date +%s.%N)
+	if ! o=$(timeout -k 10 $(( size / 5000000 + 60 )) fio --name=precondition \
+			--filename="${dev[$s]}" --direct=1 --ioengine=libaio --rw=write \
+			--bs=1M --iodepth=4 --output-format=json 2>&1); then
+		na "$s" "writing the device fully failed: $(printf '%s' "$o" | grep -v '^[ {}\[]' | tr '\n' ' ' | cut -c1-300)"
+		continue
+	fi
+	say "$s: wrote ${dev[$s]} fully in $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}') s"
+done
+
+# ---- record what each system is ----------------------------------------
+
+for s in "${systems[@]}"; do
+	if [[ -z ${dev[$s]:-} ]]; then
+		jq -n --arg r "${reason[$s]:-not set up}" '{status: "n/a", reason: $r}' > "$res/systems/$s.json"
+		continue
+	fi
+	b=${dev[$s]#/dev/}
+	extra=null
+	case $s in
+	rmbd) extra=$("$RMBD_BIN" -j dev show "$b" 2>/dev/null | jq -c '.[0]' 2>/dev/null) ;;
+	esac
+	jq -n --arg d "${dev[$s]}" \
+		--argjson size "$(( $(cat "/sys/block/$b/size") * 512 ))" \
+		--argjson hwq "$(ls -1d "/sys/block/$b/mq/"* 2>/dev/null | wc -l)" \
+		--arg nr_requests "$(cat "/sys/block/$b/queue/nr_requests" 2>/dev/null)" \
+		--arg io_poll "$(cat "/sys/block/$b/queue/io_poll" 2>/dev/null)" \
+		--arg sched "$(cat "/sys/block/$b/queue/scheduler" 2>/dev/null)" \
+		--argjson extra "${extra:-null}" \
+		'{status: "ok", device: $d, size: $size, hw_queues: $hwq,
+		  nr_requests: $nr_requests, polled: ($io_poll == "1"),
+		  scheduler: $sched, rmbd_dev: $extra}' > "$res/systems/$s.json"
+	say "$s: ${dev[$s]}: $(jq -r '"size \(.size) hw queues \(.hw_queues) nr_requests \(.nr_requests) poll \(.polled) scheduler \(.scheduler)"' "$res/systems/$s.json")"
+done
+
+# ---- the jobs ----------------------------------------------------------
+
+summary='.jobs[0] as $j
+	| ($j.read.total_ios + $j.write.total_ios) as $n
+	| "\(($j.read.iops + $j.write.iops) | floor) IOPS, \((($j.read.bw_bytes + $j.write.bw_bytes) / 1e6) * 10 | round / 10) MB/s, mean \(if $n > 0 then (($j.read.lat_ns.mean * $j.read.total_ios + $j.write.lat_ns.mean * $j.write.total_ios) / $n / 100 | round / 10) else "-" end) us"'
+
+live=()
+for s in "${systems[@]}"; do
+	[[ -n ${dev[$s]:-} ]] && live+=("$s")
+done
+total=$(( ${#jobs[@]} * runs * ${#live[@]} ))
+rmbd_failed=0
+n=0
+for j in "${jobs[@]}"; do
+	read -r -a args <<< "$(bench_job_field "$j" 4)"
+	for (( r = 1; r <= runs; r++ )); do
+		# Rotate the order each run so that no system always goes first.
+		for (( i = 0; i < ${#live[@]}; i++ )); do
+			s=${live[(i + r - 1) % ${#live[@]}]}
+			n=$(( n + 1 ))
+			mkdir -p "$res/fio/$s"
+			f=$res/fio/$s/$j.$r
+			rc=0
+			timeout -k 10 $(( ramp + runtime + 60 )) fio --name="$j" \
+				--filename="${dev[$s]}" --direct=1 "${args[@]}" \
+				--ramp_time="$ramp" --runtime="$runtime" --time_based \
+				--randrepeat=0 --norandommap --lat_percentiles=1 \
+				--output-format=json --output="$f.json" 2> "$f.err" || rc=$?
+			if (( rc == 0 )) && jq -e '.jobs[0].error == 0' "$f.json" > /dev/null 2>&1; then
+				say "[$n/$total] $j run $r $s: $(jq -r "$summary" "$f.json")"
+			else
+				echo "fio exit $rc: $(tr '\n' ' ' < "$f.err" | cut -c1-300)" > "$f.failed"
+				say "[$n/$total] $j run $r $s: FAILED: $(cat "$f.failed")"
+				[[ $s == rmbd ]] && rmbd_failed=1
+			fi
+		done
+	done
+done
+
+# ---- rmbd's health at the end ------------------------------------------
+
+if [[ -n ${dev[rmbd]:-} ]]; then
+	st=$("$RMBD_BIN" -j dev show "${dev[rmbd]#/dev/}" 2>/dev/null | jq -r '.[0].state' 2>/dev/null)
+	if [[ $st != live ]]; then
+		say "rmbd: ${dev[rmbd]} is '${st:-gone}' after the jobs, not live"
+		rmbd_failed=1
+	fi
+fi
+for s in "${systems[@]}"; do
+	[[ $s == rmbd && -z ${dev[rmbd]:-} ]] && rmbd_failed=1
+done
+
+teardown
+if dmesg | grep -aE 'rmbd' | grep -aiE 'warn|error|fail|timeout|bug' > "$res/rmbd-dmesg.txt"; then
+	say "kernel messages about rmbd that look wrong:"
+	sed 's/^/bench:   /' "$res/rmbd-dmesg.txt" | tail -n 20
+fi
+echo "$rmbd_failed" > "$res/rmbd-failed"
+if (( rmbd_failed )); then
+	say "rmbd FAILED"
+	exit 1
+fi
+say "done"
+exit 0

@@ -1,0 +1,222 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Turn a benchmark run's fio JSON into OUT/bench.json and the table in
+# OUT/bench.txt (also printed).  run.sh calls it; run it again by hand to
+# redo the table of an earlier run:
+#
+#   tools/bench/report.sh [OUT]      (default selftests/results/bench)
+#
+# Reads OUT/host.json (written by run.sh) and OUT/vm/bench/ (written by
+# guest.sh in the VM).  For every job and system it takes the median over
+# the runs of: IOPS (read + write), MB/s (10^6 bytes/s, read + write),
+# mean latency and p99 latency (fio's lat_ns, submission to completion, in
+# microseconds; for a mixed job the mean is over all I/Os and the p99 is
+# the larger of the read and the write p99).  Then rmbd's ratio to each
+# peer and the project's targets.
+#
+# Exit status 1 when rmbd was run and has no result for some job (or
+# failed to set up), 0 otherwise.
+
+set -u
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+# shellcheck source=tools/bench/jobs.sh
+source "$here/jobs.sh"
+
+out=${1:-${RMBD_BENCH_OUT:-$repo/selftests/results/bench}}
+res=$out/vm/bench
+if [[ ! -f $res/env.json ]]; then
+	echo "bench: no results in $res (the VM did not get as far as the benchmark; see $out/vm/console.log)" >&2
+	exit 1
+fi
+
+# Metrics of one fio run.
+metrics='.jobs[0] as $j
+	| ($j.read.total_ios + $j.write.total_ios) as $n
+	| {iops: ($j.read.iops + $j.write.iops),
+	   mbps: (($j.read.bw_bytes + $j.write.bw_bytes) / 1e6),
+	   lat_mean_us: (if $n > 0 then ($j.read.lat_ns.mean * $j.read.total_ios
+				+ $j.write.lat_ns.mean * $j.write.total_ios) / $n / 1000
+			else null end),
+	   lat_p99_us: ([$j.read, $j.write | select(.total_ios > 0)
+			| .lat_ns.percentile["99.000000"] // empty]
+			| if length > 0 then max / 1000 else null end)}'
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+mapfile -t systems < <(jq -r '.systems[]' "$res/env.json")
+mapfile -t jobs < <(jq -r '.jobs[]' "$res/env.json")
+runs=$(jq -r '.runs' "$res/env.json")
+
+# Every run of every job on every system, as one JSON object a line.
+for s in "${systems[@]}"; do
+	for j in "${jobs[@]}"; do
+		for (( r = 1; r <= runs; r++ )); do
+			f=$res/fio/$s/$j.$r
+			if [[ -f $f.failed ]]; then
+				jq -nc --arg s "$s" --arg j "$j" --argjson r "$r" --arg e "$(cat "$f.failed")" \
+					'{system: $s, job: $j, run: $r, error: $e}'
+			elif [[ -f $f.json ]]; then
+				jq -c --arg s "$s" --arg j "$j" --argjson r "$r" \
+					"{system: \$s, job: \$j, run: \$r} + ($metrics)" "$f.json" 2>/dev/null ||
+				jq -nc --arg s "$s" --arg j "$j" --argjson r "$r" \
+					'{system: $s, job: $j, run: $r, error: "unreadable fio output"}'
+			fi
+		done
+	done
+done > "$tmp/runs.jsonl"
+
+for j in "${jobs[@]}"; do
+	jq -nc --arg n "$j" --arg k "$(bench_job_field "$j" 2)" \
+		--arg d "$(bench_job_field "$j" 3)" --arg a "$(bench_job_field "$j" 4)" \
+		'{name: $n, kind: $k, description: $d, fio_args: $a}'
+done > "$tmp/jobs.jsonl"
+
+for s in "${systems[@]}"; do
+	if [[ -f $res/systems/$s.json ]]; then
+		jq -c --arg s "$s" '{($s): .}' "$res/systems/$s.json"
+	else
+		jq -nc --arg s "$s" '{($s): {status: "n/a", reason: "the benchmark stopped before setting it up"}}'
+	fi
+done > "$tmp/systems.jsonl"
+
+host='{}'
+[[ -f $out/host.json ]] && host=$(cat "$out/host.json")
+
+jq -n \
+	--argjson host "$host" \
+	--slurpfile env "$res/env.json" \
+	--slurpfile runs "$tmp/runs.jsonl" \
+	--slurpfile jobs "$tmp/jobs.jsonl" \
+	--slurpfile systems "$tmp/systems.jsonl" '
+def median: map(select(. != null)) | sort
+	| if length == 0 then null
+	  elif length % 2 == 1 then .[(length - 1) / 2]
+	  else (.[length / 2 - 1] + .[length / 2]) / 2 end;
+def ratio($a; $b): if $a == null or $b == null or $b == 0 then null else $a / $b end;
+
+($env[0]) as $e
+| ($systems | add) as $sys
+| [$jobs[] as $job
+   | {name: $job.name, kind: $job.kind, description: $job.description,
+      fio_args: $job.fio_args,
+      results: ([$e.systems[] as $s
+		| [$runs[] | select(.job == $job.name and .system == $s)] as $rr
+		| [$rr[] | select(.error == null)] as $ok
+		| {($s): (if $sys[$s].status != "ok" then {status: "n/a", reason: $sys[$s].reason}
+			  elif ($ok | length) == 0 then {status: "failed",
+				errors: [$rr[] | .error]}
+			  else {status: "ok", runs: ($ok | length),
+				failed_runs: ($rr | length) - ($ok | length),
+				errors: [$rr[] | select(.error != null) | .error],
+				iops: ([$ok[].iops] | median),
+				mbps: ([$ok[].mbps] | median),
+				lat_mean_us: ([$ok[].lat_mean_us] | median),
+				lat_p99_us: ([$ok[].lat_p99_us] | median),
+				samples: [$ok[] | del(.system, .job)]} end)}]
+		| add)}
+   | .results.rmbd as $r
+   | .ratios = ([$e.systems[] | select(. != "rmbd") as $p
+		| {($p): {iops: ratio($r.iops; .results[$p].iops),
+			  mbps: ratio($r.mbps; .results[$p].mbps),
+			  lat_mean: ratio($r.lat_mean_us; .results[$p].lat_mean_us),
+			  lat_p99: ratio($r.lat_p99_us; .results[$p].lat_p99_us)}}]
+		| add // {})
+  ] as $jr
+| def jobratio($j; $p; $m): ([$jr[] | select(.name == $j) | .ratios[$p][$m]] | first);
+  def target($what; $j; $p; $m; $op; $t):
+	jobratio($j; $p; $m) as $v
+	| {target: $what, job: $j, peer: $p, metric: $m, op: $op, threshold: $t,
+	   value: $v,
+	   met: (if $v == null then null elif $op == ">=" then $v >= $t
+		 elif $op == "<=" then $v <= $t elif $op == ">" then $v > $t
+		 else $v < $t end)};
+  [target("4k randread QD16 IOPS >= 2x nvme-rdma"; "randread-qd16"; "nvme-rdma"; "iops"; ">="; 2),
+   target("4k randwrite QD16 IOPS >= 2x nvme-rdma"; "randwrite-qd16"; "nvme-rdma"; "iops"; ">="; 2),
+   target("4k randread QD1 mean latency <= 0.6x nvme-rdma"; "randread-qd1"; "nvme-rdma"; "lat_mean"; "<="; 0.6),
+   target("1M seq read MB/s >= 1.3x nvme-rdma"; "seqread-1m-qd4"; "nvme-rdma"; "mbps"; ">="; 1.3),
+   ($jr[] | . as $j
+    | target("\($j.name) IOPS ahead of nbd"; $j.name; "nbd"; "iops"; ">"; 1),
+      (select($j.kind == "lat")
+       | target("\($j.name) mean latency ahead of nbd"; $j.name; "nbd"; "lat_mean"; "<"; 1)))
+  ] as $targets
+| {date: ($host.date // $e.date), commit: $host.commit, dirty: $host.dirty,
+   elapsed_s: $host.elapsed_s,
+   environment: {guest_kernel: $e.kernel, vcpus: $e.vcpus,
+		 mem_mib: ($e.mem_kb / 1024 | floor), rxe_mtu: $e.rxe_mtu,
+		 netdev_mtu: $e.netdev_mtu, fio: $e.fio, rdma_link: $e.rdma_link,
+		 accel: $host.accel, qemu: $host.qemu, vm_mem: $host.vm_mem,
+		 host_cpu: $host.host_cpu, host_cpus: $host.host_cpus},
+   config: {device_size: $e.device_size, runs: $e.runs, runtime_s: $e.runtime_s,
+	    ramp_s: $e.ramp_s, queues: $e.queues, depth: $e.depth, pollq: $e.pollq,
+	    rmbd_has_pollq: $e.rmbd_has_pollq, direct: true},
+   systems: $sys,
+   jobs: $jr,
+   targets: $targets,
+   rmbd_ok: ($sys.rmbd == null or
+	     ($sys.rmbd.status == "ok" and all($jr[]; .results.rmbd.status == "ok"
+					   and .results.rmbd.failed_runs == 0)))}
+' > "$out/bench.json.tmp" || { echo "bench: building bench.json failed" >&2; exit 1; }
+mv "$out/bench.json.tmp" "$out/bench.json"
+
+jq -r '
+def fmt($d): if . == null then "-" elif $d == 0 then (round | tostring)
+	else ((. * pow(10; $d) | round) / pow(10; $d) | tostring
+	      | if test("\\.") then . else . + ".0" end) end;
+def lpad($n): tostring | if length < $n then " " * ($n - length) + . else . end;
+def rpad($n): tostring | if length < $n then . + " " * ($n - length) else . end;
+def x: if . == null then "-" else (fmt(2) + "x") end;
+
+. as $b
+| "rmbd benchmark \($b.date), commit \($b.commit)\(if $b.dirty then " (modified)" else "" end)",
+  "guest: Linux \($b.environment.guest_kernel), \($b.environment.vcpus) vCPUs, \($b.environment.mem_mib) MiB, rxe0 MTU \($b.environment.rxe_mtu) (netdev \($b.environment.netdev_mtu)), QEMU \($b.environment.accel // "?"); \($b.config.device_size / 1048576 | floor) MiB devices",
+  "median of \($b.config.runs) runs of \($b.config.runtime_s) s (after \($b.config.ramp_s) s ramp), fio --direct=1; latency in us (submission to completion)",
+  "rmbd/x = rmbd divided by the row: IOPS (= MB/s ratio) higher is better, latency lower is better",
+  "",
+  ("job" | rpad(19)) + ("system" | rpad(11)) + ("IOPS" | lpad(8)) + ("MB/s" | lpad(9))
+	+ ("mean" | lpad(10)) + ("p99" | lpad(10)) + ("rmbd/x IOPS" | lpad(13)) + ("rmbd/x mean" | lpad(13)),
+  ($b.jobs[] as $j
+   | ($b.config.systems // ($j.results | keys_unsorted))[] as $s
+   | $j.results[$s] as $r
+   | (if $s == ($j.results | keys_unsorted | first) then $j.name else "" end | rpad(19))
+     + (($s + (if $j.name == "randread-qd1-hipri" and $r.status == "ok" and ($b.systems[$s].polled | not) then "*" else "" end)) | rpad(11))
+     + (if $r.status == "ok" then
+	  ($r.iops | fmt(0) | lpad(8)) + ($r.mbps | fmt(1) | lpad(9))
+	  + ($r.lat_mean_us | fmt(1) | lpad(10)) + ($r.lat_p99_us | fmt(1) | lpad(10))
+	  + (if $s == "rmbd" then "" else
+		($j.ratios[$s].iops | x | lpad(13))
+		+ (if $j.kind == "lat" then ($j.ratios[$s].lat_mean | x | lpad(13)) else "" end) end)
+	  + (if $r.failed_runs > 0 then "  (\($r.failed_runs) run(s) failed)" else "" end)
+	elif $r.status == "failed" then "FAILED" | lpad(8)
+	else "n/a" | lpad(8) end)),
+  "",
+  (if any($b.jobs[] | select(.name == "randread-qd1-hipri"); true) then
+	"* no poll queues on this device: io_uring --hipri ran, but completions came by interrupt",
+	"" else empty end),
+  "targets (rmbd against its peers, medians above):",
+  ($b.targets[] | select(.peer != "nbd")
+   | "  " + (if .met == true then "MET    " elif .met == false then "NOT MET" else "n/a    " end)
+     + "  " + (.target | rpad(48)) + "  " + (.value | x)),
+  ([$b.targets[] | select(.peer == "nbd")] as $n
+   | [$n[] | select(.met == false)] as $miss
+   | [$n[] | select(.met == null)] as $na
+   | "  " + (if ($n | length) == 0 or ($na | length) == ($n | length) then "n/a    "
+	     elif ($miss | length) == 0 and ($na | length) == 0 then "MET    " else "NOT MET" end)
+     + "  every job ahead of nbd (IOPS; and mean latency at QD1)"
+     + (if ($miss | length) > 0 then ": behind in " + ([$miss[] | "\(.job) \(.metric) \(.value | x)"] | join(", ")) else "" end)),
+  (($b.systems | to_entries[] | select(.value.status != "ok")
+    | "note: \(.key) is n/a: \(.value.reason)")),
+  ($b.jobs[] as $j | $j.results | to_entries[]
+   | select(.value.status == "failed" or (.value.failed_runs // 0) > 0)
+   | "note: \($j.name) on \(.key): \(.value.errors | first)")
+' "$out/bench.json" > "$out/bench.txt" || { echo "bench: rendering the table failed" >&2; exit 1; }
+cat "$out/bench.txt"
+
+if [[ $(jq -r '.rmbd_ok' "$out/bench.json") != true ]]; then
+	echo "bench: rmbd FAILED (see the notes above and $out/vm/)"
+	exit 1
+fi
+exit 0

@@ -1,0 +1,171 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make bench: boot the test VM once (selftests/vm/run-vm.sh) and run the
+# same fio jobs on rmbd, nvme-rdma, nbd and brd there (tools/bench/guest.sh),
+# then turn fio's JSON into a table and bench.json (tools/bench/report.sh).
+# See Documentation/performance.rst.
+#
+# usage: tools/bench/run.sh        (as root, after "make all")
+#
+# Environment (all optional):
+#   RMBD_BENCH_SYSTEMS  systems to run, comma or space separated
+#                       (default: rmbd,nvme-rdma,nbd,brd)
+#   RMBD_BENCH_JOBS     jobs to run (default: all; names in tools/bench/jobs.sh)
+#   RMBD_BENCH_RUNS     runs of each job on each system (default 3; the table
+#                       shows the median)
+#   RMBD_BENCH_RUNTIME  seconds measured per run (default 5)
+#   RMBD_BENCH_RAMP     seconds of ramp before each run (default 1)
+#   RMBD_BENCH_SIZE     size of every device, e.g. 512M, 1G (default 512M)
+#   RMBD_BENCH_QUEUES   I/O queues (rmbd queues, nvme --nr-io-queues, nbd
+#                       connections; default: each system's own default,
+#                       one per CPU, and one nbd connection per CPU)
+#   RMBD_BENCH_DEPTH    queue depth (rmbd depth, nvme --queue-size; default:
+#                       each system's own)
+#   RMBD_BENCH_POLLQ    poll queues for rmbd (pollq N, when the CLI has it)
+#                       and nvme-rdma (--nr-poll-queues); default 0
+#   RMBD_BENCH_OUT      output directory (default selftests/results/bench)
+#   RMBD_VM_MEM         guest memory (default: 1 GiB plus one device per
+#                       system)
+#   and the other RMBD_VM_* settings of selftests/vm/run-vm.sh.
+#
+# Quick development run of one job on rmbd and its nvme-rdma peer:
+#   RMBD_BENCH_SYSTEMS=rmbd,nvme-rdma RMBD_BENCH_JOBS=randread-qd16 \
+#   RMBD_BENCH_RUNS=1 tools/bench/run.sh
+#
+# Exit status: 0 when rmbd ran every job; 1 when rmbd failed (setup, a
+# run, a kernel error naming rmbd, or the VM died); 2 on a usage error.
+# A peer that cannot be set up is shown as n/a with the reason.
+
+set -u
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+# shellcheck source=tools/bench/jobs.sh
+source "$here/jobs.sh"
+
+die() { echo "bench: $*" >&2; exit "${2:-1}"; }
+
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then
+	sed -n '3,38p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+	exit 0
+fi
+(( $# == 0 )) || die "no arguments expected (see --help)" 2
+(( EUID == 0 )) || die "run as root (the VM loads kernel modules)"
+for c in jq fio qemu-system-x86_64; do
+	command -v "$c" > /dev/null || die "$c is not installed (make deps)"
+done
+
+mapfile -t systems < <(bench_select system "${RMBD_BENCH_SYSTEMS:-}" "${BENCH_ALL_SYSTEMS[@]}") || exit 2
+mapfile -t jobs < <(bench_select job "${RMBD_BENCH_JOBS:-}" $(bench_all_jobs)) || exit 2
+(( ${#systems[@]} && ${#jobs[@]} )) || die "nothing to run" 2
+
+posint() {	# NAME VALUE
+	[[ $2 =~ ^[1-9][0-9]*$ ]] || die "$1 must be a positive integer, not '$2'" 2
+}
+runs=${RMBD_BENCH_RUNS:-3};       posint RMBD_BENCH_RUNS "$runs"
+runtime=${RMBD_BENCH_RUNTIME:-5}; posint RMBD_BENCH_RUNTIME "$runtime"
+ramp=${RMBD_BENCH_RAMP:-1}
+[[ $ramp =~ ^[0-9]+$ ]] || die "RMBD_BENCH_RAMP must be a number of seconds" 2
+queues=${RMBD_BENCH_QUEUES:-}; [[ -z $queues ]] || posint RMBD_BENCH_QUEUES "$queues"
+depth=${RMBD_BENCH_DEPTH:-};   [[ -z $depth ]] || posint RMBD_BENCH_DEPTH "$depth"
+pollq=${RMBD_BENCH_POLLQ:-0}
+[[ $pollq =~ ^[0-9]+$ ]] || die "RMBD_BENCH_POLLQ must be a number" 2
+size=$(numfmt --from=iec "${RMBD_BENCH_SIZE:-512M}" 2>/dev/null) ||
+	die "RMBD_BENCH_SIZE: not a size: ${RMBD_BENCH_SIZE}" 2
+(( size >= 64 << 20 && size % (1 << 20) == 0 )) ||
+	die "RMBD_BENCH_SIZE must be a multiple of 1M and at least 64M" 2
+
+out=${RMBD_BENCH_OUT:-$repo/selftests/results/bench}
+mkdir -p "$out" || die "cannot create $out"
+out=$(cd "$out" && pwd)
+
+for f in kmod/rmbd-target.ko kmod/rmbd-client.ko tools/rmbd; do
+	[[ -e $repo/$f ]] || echo "bench: WARNING: $f is not built (make all); rmbd will be n/a" >&2
+done
+for c in nvme nbd-server nbd-client; do
+	command -v "$c" > /dev/null ||
+		echo "bench: WARNING: $c is not installed (make deps); its system will be n/a" >&2
+done
+
+# Memory: every system holds one device of RAM (the rmbd export, or a brd
+# device) plus the guest's own needs.
+export RMBD_VM_MEM=${RMBD_VM_MEM:-$(( 1024 + ${#systems[@]} * (size >> 20) ))M}
+
+# Time: boot and setup, writing each device once (the network systems do
+# some 20 MB/s under TCG), then every run with fio's own start-up.
+nrun=$(( ${#jobs[@]} * ${#systems[@]} * runs ))
+estimate=$(( 60 + ${#systems[@]} * (size / 20000000 + 5) + nrun * (ramp + runtime + 3) ))
+tmo=$(( estimate * 2 + 300 ))
+
+# run-vm.sh runs scripts from inside the work tree only: a small generated
+# wrapper carries the settings and the timeout into the guest.
+jobdir=$repo/selftests/results/.bench-job
+mkdir -p "$jobdir"
+wrapper=$jobdir/bench.sh
+{
+	echo '#!/bin/bash'
+	echo "# Generated by tools/bench/run.sh; the guest runs it."
+	echo "# timeout=$tmo"
+	printf 'export RMBD_BENCH_SYSTEMS=%q\n' "${systems[*]}"
+	printf 'export RMBD_BENCH_JOBS=%q\n' "${jobs[*]}"
+	printf 'export RMBD_BENCH_RUNS=%q RMBD_BENCH_RUNTIME=%q RMBD_BENCH_RAMP=%q\n' "$runs" "$runtime" "$ramp"
+	printf 'export RMBD_BENCH_SIZE=%q RMBD_BENCH_QUEUES=%q RMBD_BENCH_DEPTH=%q RMBD_BENCH_POLLQ=%q\n' \
+		"$size" "$queues" "$depth" "$pollq"
+	printf 'exec bash %q\n' "$here/guest.sh"
+} > "$wrapper"
+
+commit=$(git -C "$repo" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+dirty=false
+[[ -n $(git -C "$repo" status --porcelain --untracked-files=no -- kmod lib tools uapi 2>/dev/null) ]] && dirty=true
+accel=TCG
+[[ ${RMBD_VM_KVM:-0} == 1 ]] && accel=KVM
+start=$(date +%s)
+jq -n --arg commit "$commit" --argjson dirty "$dirty" \
+	--arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+	--arg cpu "$(awk -F': *' '/^model name/ {print $2; exit}' /proc/cpuinfo)" \
+	--argjson cpus "$(nproc)" --arg accel "$accel" \
+	--arg qemu "$(qemu-system-x86_64 --version | head -n 1)" \
+	--arg vm_mem "$RMBD_VM_MEM" --arg vm_smp "${RMBD_VM_SMP:-2}" \
+	'{commit: $commit, dirty: $dirty, date: $date, host_cpu: $cpu,
+	  host_cpus: $cpus, accel: $accel, qemu: $qemu, vm_mem: $vm_mem,
+	  vm_smp: $vm_smp}' > "$out/host.json"
+
+echo "bench: commit $commit$([[ $dirty == true ]] && echo ' (modified)'), systems: ${systems[*]}"
+echo "bench: jobs: ${jobs[*]}"
+echo "bench: $runs x (${ramp}+${runtime} s) per job and system, $(( size >> 20 )) MiB devices, VM $RMBD_VM_MEM ${RMBD_VM_SMP:-2} vCPUs ($accel)"
+echo "bench: about $(( (estimate + 59) / 60 )) minutes"
+
+vmres=$out/vm
+mkdir -p "$vmres"
+RMBD_RESULTS=$vmres "$repo/selftests/vm/run-vm.sh" --raw "$wrapper" 2>&1 |
+	grep --line-buffered -v -e '^KTAP version' -e '^1\.\.[0-9]*$' | tee "$out/run.log"
+vmrc=${PIPESTATUS[0]}
+elapsed=$(( $(date +%s) - start ))
+jq --argjson s "$elapsed" '. + {elapsed_s: $s}' "$out/host.json" > "$out/host.json.tmp" &&
+	mv "$out/host.json.tmp" "$out/host.json"
+
+rc=0
+"$here/report.sh" "$out" || rc=1
+
+# The VM's own verdict: a timeout, a crash or kernel errors during the run.
+if (( vmrc != 0 )); then
+	echo
+	echo "bench: the VM run did not pass (run-vm.sh exit $vmrc):"
+	grep -aE '^(not ok|# )' "$out/run.log" | grep -avE '^# (results in|run-vm: waiting)' | tail -n 30 | sed 's/^/bench:   /'
+	if [[ ! -f $vmres/done ]]; then
+		echo "bench: FAIL: the VM did not finish (see $vmres/console.log)"
+		rc=1
+	elif grep -aqE 'rmbd' "$vmres/bench.dmesg" 2>/dev/null &&
+	     grep -aE 'WARNING:|BUG:|Oops|general protection|blocked for more than|Call Trace' -A 30 "$vmres/bench.dmesg" | grep -aq 'rmbd'; then
+		echo "bench: FAIL: kernel errors that involve rmbd (see $vmres/bench.dmesg)"
+		rc=1
+	else
+		echo "bench: the kernel errors do not name rmbd (see $vmres/bench.dmesg)"
+	fi
+fi
+echo "bench: $(( elapsed / 60 )) min $(( elapsed % 60 )) s; results in $out (bench.json, bench.txt, vm/)"
+if (( rc )); then
+	echo "bench: FAIL"
+fi
+exit "$rc"
