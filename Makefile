@@ -5,6 +5,8 @@
 #   make            kernel modules, librmbd and the rmbd CLI
 #   make check      every test: host tests, then the VM suite (as root)
 #   make demo       remote memory as a file system, in a VM on soft-RoCE
+#   make bench      fio on rmbd, nvme-rdma, nbd and brd in a VM (as root;
+#                   see Documentation/performance.rst)
 #   make deps       install the Debian packages the build and tests need
 #
 # KDIR selects the kernel to build against; the newest installed headers
@@ -17,7 +19,7 @@ ifneq ($(KERNELRELEASE),)
 include $(src)/Kbuild
 else
 
-.PHONY: all modules lib tools deps check check-host check-vm demo clean \
+.PHONY: all modules lib tools deps check check-host check-vm demo bench clean \
 	checkpatch sparse
 
 all: modules lib tools
@@ -41,6 +43,10 @@ check: deps
 demo: deps
 	$(MAKE) all
 	./selftests/demo.sh
+
+bench: deps
+	$(MAKE) all
+	./tools/bench/run.sh
 
 checkpatch:
 	./selftests/checkpatch.sh

@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Install the Debian packages that building rmbd, its tests and its demo
-# need.  Idempotent: returns at once when everything is present.
+# Install the Debian packages that building rmbd, its tests, its demo and
+# its benchmark (nvme-cli, nbd-server, nbd-client: the peers) need.
+# Idempotent: returns at once when everything is present.
 #
 #   RMBD_DEPS_NO_OPTIONAL=1   skip optional packages (linux-source for checkpatch)
 
@@ -33,6 +34,9 @@ required=(
 	sparse
 	perl
 	jq
+	nvme-cli
+	nbd-server
+	nbd-client
 )
 optional=(
 	linux-source-6.1

@@ -191,7 +191,10 @@ setup_nvme_rdma() {
 	try "modprobe nvmet-rdma" modprobe nvmet-rdma || return 1
 	try "modprobe nvme-rdma" modprobe nvme-rdma || return 1
 	command -v nvme > /dev/null || { why="nvme-cli is not installed"; return 1; }
-	[[ -d $nvme_cfs ]] || { why="$nvme_cfs does not exist (configfs not mounted?)"; return 1; }
+	if ! mountpoint -q /sys/kernel/config; then
+		try "mounting configfs" mount -t configfs configfs /sys/kernel/config || return 1
+	fi
+	[[ -d $nvme_cfs ]] || { why="$nvme_cfs does not exist after loading nvmet"; return 1; }
 	try "creating the nvmet subsystem" mkdir "$s" || return 1
 	echo 1 > "$s/attr_allow_any_host" || { why="attr_allow_any_host"; return 1; }
 	try "creating the nvmet namespace" mkdir "$s/namespaces/1" || return 1
@@ -385,7 +388,8 @@ for s in "${systems[@]}"; do
 done
 
 teardown
-if dmesg | grep -aE 'rmbd' | grep -aiE 'warn|error|fail|timeout|bug' > "$res/rmbd-dmesg.txt"; then
+if dmesg | grep -aE 'rmbd' | grep -av 'module verification failed' |
+		grep -aiE 'warn|error|fail|timeout|timed out|bug|stall' > "$res/rmbd-dmesg.txt"; then
 	say "kernel messages about rmbd that look wrong:"
 	sed 's/^/bench:   /' "$res/rmbd-dmesg.txt" | tail -n 20
 fi

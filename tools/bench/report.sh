@@ -110,7 +110,7 @@ def ratio($a; $b): if $a == null or $b == null or $b == 0 then null else $a / $b
 			  elif ($ok | length) == 0 then {status: "failed",
 				errors: [$rr[] | .error]}
 			  else {status: "ok", runs: ($ok | length),
-				failed_runs: ($rr | length) - ($ok | length),
+				failed_runs: (($rr | length) - ($ok | length)),
 				errors: [$rr[] | select(.error != null) | .error],
 				iops: ([$ok[].iops] | median),
 				mbps: ([$ok[].mbps] | median),
@@ -118,12 +118,13 @@ def ratio($a; $b): if $a == null or $b == null or $b == 0 then null else $a / $b
 				lat_p99_us: ([$ok[].lat_p99_us] | median),
 				samples: [$ok[] | del(.system, .job)]} end)}]
 		| add)}
-   | .results.rmbd as $r
+   | .results as $res
+   | $res.rmbd as $r
    | .ratios = ([$e.systems[] | select(. != "rmbd") as $p
-		| {($p): {iops: ratio($r.iops; .results[$p].iops),
-			  mbps: ratio($r.mbps; .results[$p].mbps),
-			  lat_mean: ratio($r.lat_mean_us; .results[$p].lat_mean_us),
-			  lat_p99: ratio($r.lat_p99_us; .results[$p].lat_p99_us)}}]
+		| {($p): {iops: ratio($r.iops; $res[$p].iops),
+			  mbps: ratio($r.mbps; $res[$p].mbps),
+			  lat_mean: ratio($r.lat_mean_us; $res[$p].lat_mean_us),
+			  lat_p99: ratio($r.lat_p99_us; $res[$p].lat_p99_us)}}]
 		| add // {})
   ] as $jr
 | def jobratio($j; $p; $m): ([$jr[] | select(.name == $j) | .ratios[$p][$m]] | first);
@@ -164,8 +165,9 @@ mv "$out/bench.json.tmp" "$out/bench.json"
 
 jq -r '
 def fmt($d): if . == null then "-" elif $d == 0 then (round | tostring)
-	else ((. * pow(10; $d) | round) / pow(10; $d) | tostring
-	      | if test("\\.") then . else . + ".0" end) end;
+	else (. * pow(10; $d) | round | tostring
+	      | ("0" * ($d + 1 - length) // "") + .
+	      | .[:length - $d] + "." + .[length - $d:]) end;
 def lpad($n): tostring | if length < $n then " " * ($n - length) + . else . end;
 def rpad($n): tostring | if length < $n then . + " " * ($n - length) else . end;
 def x: if . == null then "-" else (fmt(2) + "x") end;
