@@ -11,12 +11,17 @@ source "$(dirname "$0")/lib.sh"
 require_rmbd
 
 cycles=${CYCLES:-50}
-mem_avail() { awk '/^MemAvailable:/ {print $2 * 1024}' /proc/meminfo; }
+# MemAvailable once the page cache is dropped and frees have settled.
+mem_avail() {
+	sync
+	echo 3 > /proc/sys/vm/drop_caches
+	sleep 1
+	awk '/^MemAvailable:/ {print $2 * 1024}' /proc/meminfo
+}
 
 target_setup cycle 64M
 # One cycle first, so lazily created caches do not count as a leak.
 dev_disconnect "$(dev_connect cycle)"
-sync; echo 3 > /proc/sys/vm/drop_caches
 avail0=$(mem_avail)
 s0=$(export_field cycle sessions)
 m0=$(export_field cycle mapped)
@@ -43,7 +48,6 @@ for (( i = 0; i < 100; i++ )); do
 done
 s1=$(export_field cycle sessions)
 m1=$(export_field cycle mapped)
-sync; echo 3 > /proc/sys/vm/drop_caches
 avail1=$(mem_avail)
 log "after: sessions $s1, mapped $m1, MemAvailable $(( avail1 >> 20 )) MiB"
 [[ $s1 == 0 ]] || fail "export still has $s1 sessions"
