@@ -321,6 +321,14 @@ for s in "${systems[@]}"; do
 	extra=null
 	case $s in
 	rmbd) extra=$("$RMBD_BIN" -j dev show "$b" 2>/dev/null | jq -c '.[0]' 2>/dev/null) ;;
+	nvme-rdma)
+		for c in /sys/class/nvme/nvme*; do
+			[[ $(cat "$c/subsysnqn" 2>/dev/null) == "$nvme_nqn" ]] || continue
+			extra=$(jq -nc --arg c "${c##*/}" --arg q "$(cat "$c/queue_count" 2>/dev/null)" \
+				--arg sq "$(cat "$c/sqsize" 2>/dev/null)" \
+				'{ctrl: $c, queue_count: $q, sqsize: $sq}')
+		done ;;
+	nbd) extra=$(jq -nc --argjson c "${queues:-$(nproc)}" '{connections: $c}') ;;
 	esac
 	jq -n --arg d "${dev[$s]}" \
 		--argjson size "$(( $(cat "/sys/block/$b/size") * 512 ))" \
@@ -331,8 +339,8 @@ for s in "${systems[@]}"; do
 		--argjson extra "${extra:-null}" \
 		'{status: "ok", device: $d, size: $size, hw_queues: $hwq,
 		  nr_requests: $nr_requests, polled: ($io_poll == "1"),
-		  scheduler: $sched, rmbd_dev: $extra}' > "$res/systems/$s.json"
-	say "$s: ${dev[$s]}: $(jq -r '"size \(.size) hw queues \(.hw_queues) nr_requests \(.nr_requests) poll \(.polled) scheduler \(.scheduler)"' "$res/systems/$s.json")"
+		  scheduler: $sched, details: $extra}' > "$res/systems/$s.json"
+	say "$s: ${dev[$s]}: $(jq -r '"size \(.size) hw queues \(.hw_queues) nr_requests \(.nr_requests) poll \(.polled) scheduler \(.scheduler) \(.details // "" | tostring)"' "$res/systems/$s.json")"
 done
 
 # ---- the jobs ----------------------------------------------------------

@@ -181,7 +181,7 @@ def x: if . == null then "-" else (fmt(2) + "x") end;
   ("job" | rpad(19)) + ("system" | rpad(11)) + ("IOPS" | lpad(8)) + ("MB/s" | lpad(9))
 	+ ("mean" | lpad(10)) + ("p99" | lpad(10)) + ("rmbd/x IOPS" | lpad(13)) + ("rmbd/x mean" | lpad(13)),
   ($b.jobs[] as $j
-   | ($b.config.systems // ($j.results | keys_unsorted))[] as $s
+   | ($j.results | keys_unsorted)[] as $s
    | $j.results[$s] as $r
    | (if $s == ($j.results | keys_unsorted | first) then $j.name else "" end | rpad(19))
      + (($s + (if $j.name == "randread-qd1-hipri" and $r.status == "ok" and ($b.systems[$s].polled | not) then "*" else "" end)) | rpad(11))
@@ -195,7 +195,8 @@ def x: if . == null then "-" else (fmt(2) + "x") end;
 	elif $r.status == "failed" then "FAILED" | lpad(8)
 	else "n/a" | lpad(8) end)),
   "",
-  (if any($b.jobs[] | select(.name == "randread-qd1-hipri"); true) then
+  (if any($b.jobs[] | select(.name == "randread-qd1-hipri") | .results | to_entries[];
+	  .value.status == "ok" and ($b.systems[.key].polled | not)) then
 	"* no poll queues on this device: io_uring --hipri ran, but completions came by interrupt",
 	"" else empty end),
   "targets (rmbd against its peers, medians above):",

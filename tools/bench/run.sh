@@ -23,7 +23,8 @@
 #   RMBD_BENCH_DEPTH    queue depth (rmbd depth, nvme --queue-size; default:
 #                       each system's own)
 #   RMBD_BENCH_POLLQ    poll queues for rmbd (pollq N, when the CLI has it)
-#                       and nvme-rdma (--nr-poll-queues); default 0
+#                       and nvme-rdma (--nr-poll-queues); default 1, for the
+#                       io_uring --hipri job; 0 for none
 #   RMBD_BENCH_OUT      output directory (default selftests/results/bench)
 #   RMBD_VM_MEM         guest memory (default: 1 GiB plus one device per
 #                       system)
@@ -69,7 +70,7 @@ ramp=${RMBD_BENCH_RAMP:-1}
 [[ $ramp =~ ^[0-9]+$ ]] || die "RMBD_BENCH_RAMP must be a number of seconds" 2
 queues=${RMBD_BENCH_QUEUES:-}; [[ -z $queues ]] || posint RMBD_BENCH_QUEUES "$queues"
 depth=${RMBD_BENCH_DEPTH:-};   [[ -z $depth ]] || posint RMBD_BENCH_DEPTH "$depth"
-pollq=${RMBD_BENCH_POLLQ:-0}
+pollq=${RMBD_BENCH_POLLQ:-1}
 [[ $pollq =~ ^[0-9]+$ ]] || die "RMBD_BENCH_POLLQ must be a number" 2
 size=$(numfmt --from=iec "${RMBD_BENCH_SIZE:-512M}" 2>/dev/null) ||
 	die "RMBD_BENCH_SIZE: not a size: ${RMBD_BENCH_SIZE}" 2
