@@ -15,6 +15,7 @@ if (( EUID != 0 )); then
 fi
 
 echo "rmbd demo: booting a VM (QEMU, $( [[ ${RMBD_VM_KVM:-0} == 1 ]] && echo KVM || echo TCG)); this takes about a minute"
+export RMBD_RESULTS=${RMBD_RESULTS:-$here/results/demo}
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 "$here/vm/run-vm.sh" --raw "$here/vm/demo-guest.sh" |
