@@ -345,37 +345,91 @@ done
 
 # ---- the jobs ----------------------------------------------------------
 
-summary='.jobs[0] as $j
+# fio takes over a second to start under TCG, so each run of a job is one
+# fio process with a section per system, one after the other (stonewall,
+# each its own reporting group).  The order of the systems rotates from
+# run to run.  When that process fails as a whole (a hang ends in the
+# timeout), each system runs alone to find the culprit, and a system that
+# fails alone is dropped from the later runs.
+
+# For each section: "NAME<TAB>ERROR<TAB>SUMMARY<TAB>JSON".
+split='.jobs[] | . as $j
 	| ($j.read.total_ios + $j.write.total_ios) as $n
-	| "\(($j.read.iops + $j.write.iops) | floor) IOPS, \((($j.read.bw_bytes + $j.write.bw_bytes) / 1e6) * 10 | round / 10) MB/s, mean \(if $n > 0 then (($j.read.lat_ns.mean * $j.read.total_ios + $j.write.lat_ns.mean * $j.write.total_ios) / $n / 100 | round / 10) else "-" end) us"'
+	| [$j.jobname, ($j.error | tostring),
+	   "\(($j.read.iops + $j.write.iops) | floor) IOPS, \((($j.read.bw_bytes + $j.write.bw_bytes) / 1e6) * 10 | round / 10) MB/s, mean \(if $n > 0 then (($j.read.lat_ns.mean * $j.read.total_ios + $j.write.lat_ns.mean * $j.write.total_ios) / $n / 100 | round / 10) else "-" end) us",
+	   ({jobs: [$j]} | tojson)] | join("\t")'
 
 live=()
 for s in "${systems[@]}"; do
 	[[ -n ${dev[$s]:-} ]] && live+=("$s")
 done
+declare -A dead=()
 total=$(( ${#jobs[@]} * runs * ${#live[@]} ))
 rmbd_failed=0
 n=0
+
+# run_fio OUT SYSTEM...: one run of the current job ($j, $args) on each
+# SYSTEM in turn.  Writes fio/SYSTEM/$j.$r.json or .failed for each.
+run_fio() {
+	local out=$1 s name e sum js rc=0 sec=()
+	shift
+	for s in "$@"; do
+		sec+=(--name="$s" --filename="${dev[$s]}" --stonewall --new_group)
+	done
+	timeout -k 10 $(( $# * (ramp + runtime + 30) + 30 )) fio --direct=1 "${args[@]}" \
+		--ramp_time="$ramp" --runtime="$runtime" --time_based \
+		--randrepeat=0 --norandommap --lat_percentiles=1 \
+		--output-format=json --output="$out.json" "${sec[@]}" 2> "$out.err" || rc=$?
+	declare -A got=()
+	if [[ -s $out.json ]]; then
+		while IFS=$'\t' read -r name e sum js; do
+			[[ -n ${dev[$name]:-} ]] || continue
+			got[$name]=1
+			n=$(( n + 1 ))
+			if [[ $e == 0 ]]; then
+				printf '%s\n' "$js" > "$res/fio/$name/$j.$r.json"
+				rm -f "$res/fio/$name/$j.$r.failed"
+				say "[$n/$total] $j run $r $name: $sum"
+			else
+				echo "fio error $e: $(tr '\n' ' ' < "$out.err" | cut -c1-300)" > "$res/fio/$name/$j.$r.failed"
+				say "[$n/$total] $j run $r $name: FAILED: $(cat "$res/fio/$name/$j.$r.failed")"
+				[[ $name == rmbd ]] && rmbd_failed=1
+			fi
+		done < <(jq -r "$split" "$out.json" 2>/dev/null)
+	fi
+	missing=()
+	for s in "$@"; do
+		[[ -n ${got[$s]:-} ]] || missing+=("$s")
+	done
+	(( ${#missing[@]} )) || return 0
+	say "$j run $r: fio exit $rc without results for ${missing[*]}: $(tr '\n' ' ' < "$out.err" | cut -c1-300)"
+	return 1
+}
+
 for j in "${jobs[@]}"; do
 	read -r -a args <<< "$(bench_job_field "$j" 4)"
 	for (( r = 1; r <= runs; r++ )); do
-		# Rotate the order each run so that no system always goes first.
+		order=()
 		for (( i = 0; i < ${#live[@]}; i++ )); do
 			s=${live[(i + r - 1) % ${#live[@]}]}
-			n=$(( n + 1 ))
 			mkdir -p "$res/fio/$s"
-			f=$res/fio/$s/$j.$r
-			rc=0
-			timeout -k 10 $(( ramp + runtime + 60 )) fio --name="$j" \
-				--filename="${dev[$s]}" --direct=1 "${args[@]}" \
-				--ramp_time="$ramp" --runtime="$runtime" --time_based \
-				--randrepeat=0 --norandommap --lat_percentiles=1 \
-				--output-format=json --output="$f.json" 2> "$f.err" || rc=$?
-			if (( rc == 0 )) && jq -e '.jobs[0].error == 0' "$f.json" > /dev/null 2>&1; then
-				say "[$n/$total] $j run $r $s: $(jq -r "$summary" "$f.json")"
-			else
-				echo "fio exit $rc: $(tr '\n' ' ' < "$f.err" | cut -c1-300)" > "$f.failed"
-				say "[$n/$total] $j run $r $s: FAILED: $(cat "$f.failed")"
+			if [[ -n ${dead[$s]:-} ]]; then
+				echo "not run: ${dead[$s]}" > "$res/fio/$s/$j.$r.failed"
+				n=$(( n + 1 ))
+				continue
+			fi
+			order+=("$s")
+		done
+		(( ${#order[@]} )) || continue
+		run_fio "$res/fio/$j.$r" "${order[@]}" && continue
+		# Find out which system it was.
+		for s in "${missing[@]}"; do
+			if ! run_fio "$res/fio/$s/$j.$r" "$s"; then
+				echo "no result: $(tr '\n' ' ' < "$res/fio/$s/$j.$r.err" | cut -c1-300)" > "$res/fio/$s/$j.$r.failed"
+				n=$(( n + 1 ))
+				say "[$n/$total] $j run $r $s: FAILED: $(cat "$res/fio/$s/$j.$r.failed")"
+				dead[$s]="$j run $r failed or hung on its own"
+				say "$s: dropped from the later runs: ${dead[$s]}"
 				[[ $s == rmbd ]] && rmbd_failed=1
 			fi
 		done

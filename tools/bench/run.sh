@@ -137,8 +137,15 @@ echo "bench: jobs: ${jobs[*]}"
 echo "bench: $runs x (${ramp}+${runtime} s) per job and system, $(( size >> 20 )) MiB devices, VM $RMBD_VM_MEM ${RMBD_VM_SMP:-2} vCPUs ($accel)"
 echo "bench: about $(( (estimate + 59) / 60 )) minutes"
 
+# The VM's results directory: emptied here so that nothing of an earlier
+# run can pass for this one's.
 vmres=$out/vm
-mkdir -p "$vmres"
+if [[ -e $vmres ]]; then
+	[[ -f $vmres/.rmbd-vm-results || -f $vmres/job ]] ||
+		die "$vmres exists and is not a VM results directory; not touching it"
+	rm -rf "$vmres"
+fi
+rm -f "$out/bench.json" "$out/bench.txt"
 RMBD_RESULTS=$vmres "$repo/selftests/vm/run-vm.sh" --raw "$wrapper" 2>&1 |
 	grep --line-buffered -v -e '^KTAP version' -e '^1\.\.[0-9]*$' | tee "$out/run.log"
 vmrc=${PIPESTATUS[0]}
