@@ -94,9 +94,10 @@ done
 export RMBD_VM_MEM=${RMBD_VM_MEM:-$(( 1024 + ${#systems[@]} * (size >> 20) ))M}
 
 # Time: boot and setup, writing each device once (the network systems do
-# some 20 MB/s under TCG), then every run with fio's own start-up.
-nrun=$(( ${#jobs[@]} * ${#systems[@]} * runs ))
-estimate=$(( 60 + ${#systems[@]} * (size / 20000000 + 5) + nrun * (ramp + runtime + 3) ))
+# some 20 MB/s under TCG), then one fio process per job run (~3 s to start
+# under TCG) with a section per system (~1.5 s of its own).
+estimate=$(( 60 + ${#systems[@]} * (size / 20000000 + 5) +
+	${#jobs[@]} * runs * (3 + ${#systems[@]} * (ramp + runtime + 2)) ))
 tmo=$(( estimate * 2 + 300 ))
 
 # run-vm.sh runs scripts from inside the work tree only: a small generated
@@ -160,16 +161,22 @@ rc=0
 if (( vmrc != 0 )); then
 	echo
 	echo "bench: the VM run did not pass (run-vm.sh exit $vmrc):"
-	grep -aE '^(not ok|# )' "$out/run.log" | grep -avE '^# (results in|run-vm: waiting)' | tail -n 30 | sed 's/^/bench:   /'
+	grep -aE '^(not ok|# )' "$out/run.log" | grep -avE '^# (results in|run-vm: waiting|guest: kernel|link rxe)' |
+		tail -n 30 | sed 's/^/bench:   /'
 	if [[ ! -f $vmres/done ]]; then
 		echo "bench: FAIL: the VM did not finish (see $vmres/console.log)"
 		rc=1
-	elif grep -aqE 'rmbd' "$vmres/bench.dmesg" 2>/dev/null &&
-	     grep -aE 'WARNING:|BUG:|Oops|general protection|blocked for more than|Call Trace' -A 30 "$vmres/bench.dmesg" | grep -aq 'rmbd'; then
-		echo "bench: FAIL: kernel errors that involve rmbd (see $vmres/bench.dmesg)"
+	elif grep -aq '^# kernel errors during' "$out/run.log"; then
+		if grep -aE 'WARNING:|BUG:|Oops|general protection|blocked for more than|Call Trace' -A 40 \
+				"$vmres/bench.dmesg" 2>/dev/null | grep -aq 'rmbd'; then
+			echo "bench: FAIL: kernel errors that involve rmbd (see $vmres/bench.dmesg)"
+			rc=1
+		else
+			echo "bench: kernel errors during the run, none naming rmbd (see $vmres/bench.dmesg)"
+		fi
+	elif grep -aq '^not ok 1 bench # TIMEOUT' "$out/run.log"; then
+		echo "bench: FAIL: the benchmark timed out in the VM"
 		rc=1
-	else
-		echo "bench: the kernel errors do not name rmbd (see $vmres/bench.dmesg)"
 	fi
 fi
 echo "bench: $(( elapsed / 60 )) min $(( elapsed % 60 )) s; results in $out (bench.json, bench.txt, vm/)"
