@@ -7,6 +7,9 @@
 
 set -u
 
+# Parsed whole before it runs, so editing this file cannot derail a run.
+{
+
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 if (( EUID != 0 )); then
@@ -28,3 +31,5 @@ if (( rc == 0 )) && grep -q '^ok 1 demo-guest' "$log" &&
 fi
 echo "FAIL (exit code 1)"
 exit 1
+exit
+}

@@ -10,6 +10,9 @@
 
 set -u
 
+# Parsed whole before it runs, so editing this file cannot derail a run.
+{
+
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
 
@@ -95,3 +98,5 @@ echo "1..$num"
 echo "# total $(( $(date +%s) - t_start )) s"
 echo "$passed passed, $failed failed, $skipped skipped"
 (( failed == 0 ))
+exit
+}

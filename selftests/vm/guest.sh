@@ -7,6 +7,9 @@
 # timeout and writes KTAP result lines to the share.
 
 set -u
+
+# Parsed whole before it runs, so editing this file cannot derail a run.
+{
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LC_ALL=C TERM=dumb
 
@@ -164,3 +167,5 @@ done
 echo done > "$out/current"
 touch "$out/done"
 finish
+exit
+}

@@ -25,6 +25,9 @@
 
 set -eu
 
+# Parsed whole before it runs, so editing this file cannot derail a run.
+{
+
 vm_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$vm_dir/../.." && pwd)
 
@@ -156,7 +159,14 @@ fi
 
 # ---- job ---------------------------------------------------------------
 
+# Only ever empty a directory this script made.
+if [[ -n $(ls -A "$results") && ! -f $results/.rmbd-vm-results &&
+      ! -f $results/job ]]; then
+	echo "run-vm: $results is not empty and not a results directory" >&2
+	exit 2
+fi
 rm -rf "${results:?}"/*
+touch "$results/.rmbd-vm-results"
 {
 	printf 'REPO=%q\n' "$repo"
 	printf 'RAW=%q\n' "$raw"
@@ -309,3 +319,5 @@ else
 fi
 echo "# results in $results"
 exit "$failed"
+exit
+}
