@@ -32,6 +32,9 @@
 
 set -u
 
+# Parsed whole before it runs, so editing this file cannot derail a run.
+{
+
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 # shellcheck source=tools/bench/jobs.sh
@@ -462,3 +465,5 @@ if (( rmbd_failed )); then
 fi
 say "done"
 exit 0
+exit
+}

@@ -40,6 +40,9 @@
 
 set -u
 
+# Parsed whole before it runs, so editing this file cannot derail a run.
+{
+
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 # shellcheck source=tools/bench/jobs.sh
@@ -94,10 +97,10 @@ done
 export RMBD_VM_MEM=${RMBD_VM_MEM:-$(( 1024 + ${#systems[@]} * (size >> 20) ))M}
 
 # Time: boot and setup, writing each device once (the network systems do
-# some 20 MB/s under TCG), then one fio process per job run (~3 s to start
-# under TCG) with a section per system (~1.5 s of its own).
-estimate=$(( 60 + ${#systems[@]} * (size / 20000000 + 5) +
-	${#jobs[@]} * runs * (3 + ${#systems[@]} * (ramp + runtime + 2)) ))
+# some 30 MB/s under TCG), then one fio process per job run (~3 s to start
+# under TCG) with a section per system (~1 s of its own).
+estimate=$(( 60 + ${#systems[@]} * (size / 30000000 + 5) +
+	${#jobs[@]} * runs * (3 + ${#systems[@]} * (ramp + runtime + 1)) ))
 tmo=$(( estimate * 2 + 300 ))
 
 # run-vm.sh runs scripts from inside the work tree only: a small generated
@@ -184,3 +187,5 @@ if (( rc )); then
 	echo "bench: FAIL"
 fi
 exit "$rc"
+exit
+}
