@@ -419,6 +419,7 @@ for j in "${jobs[@]}"; do
 			if [[ -n ${dead[$s]:-} ]]; then
 				echo "not run: ${dead[$s]}" > "$res/fio/$s/$j.$r.failed"
 				n=$(( n + 1 ))
+				say "[$n/$total] $j run $r $s: not run: ${dead[$s]}"
 				continue
 			fi
 			order+=("$s")
@@ -427,8 +428,8 @@ for j in "${jobs[@]}"; do
 		run_fio "$res/fio/$j.$r" "${order[@]}" && continue
 		# Find out which system it was.
 		for s in "${missing[@]}"; do
-			if ! run_fio "$res/fio/$s/$j.$r" "$s"; then
-				echo "no result: $(tr '\n' ' ' < "$res/fio/$s/$j.$r.err" | cut -c1-300)" > "$res/fio/$s/$j.$r.failed"
+			if ! run_fio "$res/fio/$s/$j.$r.alone" "$s"; then
+				echo "no result: $(tr '\n' ' ' < "$res/fio/$s/$j.$r.alone.err" | cut -c1-300)" > "$res/fio/$s/$j.$r.failed"
 				n=$(( n + 1 ))
 				say "[$n/$total] $j run $r $s: FAILED: $(cat "$res/fio/$s/$j.$r.failed")"
 				dead[$s]="$j run $r failed or hung on its own"
