@@ -44,6 +44,17 @@ struct rmbd_c_queue {
 	bool			cq_from_pool;
 	bool			poll;		/* IB_POLL_DIRECT, blk-mq polls */
 	struct completion	cm_done;
+
+	/*
+	 * Work requests of one dispatch batch are posted together when blk-mq
+	 * says the batch ended; only the last one is signaled.  Posted
+	 * requests sit on @posted in posting order: a completion covers every
+	 * request posted before it on this queue (RC send queues complete in
+	 * order).  @lock serialises posting and completing on this queue only.
+	 */
+	spinlock_t		lock;
+	struct list_head	batch;
+	struct list_head	posted;
 	int			cm_error;
 	const char		*cm_why;
 };
@@ -58,6 +69,8 @@ struct rmbd_c_slab {
 struct rmbd_c_req {
 	struct ib_cqe		cqe;
 	struct rmbd_c_queue	*queue;
+	struct list_head	entry;		/* queue->batch or ->posted */
+	struct ib_rdma_wr	wr;
 	blk_status_t		status;
 	int			nents;
 	struct ib_sge		*sge;
@@ -118,6 +131,7 @@ int rmbd_c_session_start(struct rmbd_c_dev *dev, const char **why);
 void rmbd_c_session_stop(struct rmbd_c_dev *dev);
 void rmbd_c_queues_fail(struct rmbd_c_dev *dev);
 void rmbd_c_read_write_done(struct ib_cq *cq, struct ib_wc *wc);
+void rmbd_c_post_batch(struct rmbd_c_queue *q);
 int rmbd_c_poll_cq(struct rmbd_c_queue *q);
 
 /* main.c */

@@ -32,16 +32,18 @@ static blk_status_t rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
 	u32 len = blk_rq_bytes(rq);
 	u64 idx = pos >> dev->slab_shift;
 	u64 off = pos & (dev->slab_size - 1);
-	struct ib_rdma_wr wr = { };
+	struct ib_rdma_wr *wr = &req->wr;
+	enum ib_wr_opcode opcode;
 	struct scatterlist *sg;
+	unsigned long flags;
 	int i, count;
 
 	switch (req_op(rq)) {
 	case REQ_OP_READ:
-		wr.wr.opcode = IB_WR_RDMA_READ;
+		opcode = IB_WR_RDMA_READ;
 		break;
 	case REQ_OP_WRITE:
-		wr.wr.opcode = IB_WR_RDMA_WRITE;
+		opcode = IB_WR_RDMA_WRITE;
 		break;
 	default:
 		return BLK_STS_NOTSUPP;
@@ -66,18 +68,29 @@ static blk_status_t rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
 		req->sge[i].length = sg_dma_len(sg);
 		req->sge[i].lkey = dev->pd->local_dma_lkey;
 	}
-	wr.wr.wr_cqe = &req->cqe;
-	wr.wr.sg_list = req->sge;
-	wr.wr.num_sge = count;
-	wr.wr.send_flags = IB_SEND_SIGNALED;
-	wr.remote_addr = dev->slabs[idx].addr + off;
-	wr.rkey = dev->slabs[idx].rkey;
-	if (unlikely(ib_post_send(q->cm_id->qp, &wr.wr, NULL))) {
-		ib_dma_unmap_sg(dev->ibdev, req->sgl, req->nents,
-				rq_dma_dir(rq));
-		return BLK_STS_IOERR;
-	}
+	wr->wr.opcode = opcode;
+	wr->wr.wr_cqe = &req->cqe;
+	wr->wr.sg_list = req->sge;
+	wr->wr.num_sge = count;
+	wr->wr.send_flags = 0;
+	wr->wr.next = NULL;
+	wr->remote_addr = dev->slabs[idx].addr + off;
+	wr->rkey = dev->slabs[idx].rkey;
+
+	spin_lock_irqsave(&q->lock, flags);
+	if (!list_empty(&q->batch))
+		list_last_entry(&q->batch, struct rmbd_c_req,
+				entry)->wr.wr.next = &wr->wr;
+	list_add_tail(&req->entry, &q->batch);
+	spin_unlock_irqrestore(&q->lock, flags);
+	if (bd->last)
+		rmbd_c_post_batch(q);
 	return BLK_STS_OK;
+}
+
+static void rmbd_c_commit_rqs(struct blk_mq_hw_ctx *hctx)
+{
+	rmbd_c_post_batch(hctx->driver_data);
 }
 
 static void rmbd_c_complete_rq(struct request *rq)
@@ -155,6 +168,7 @@ static int rmbd_c_init_request(struct blk_mq_tag_set *set, struct request *rq,
 
 static const struct blk_mq_ops rmbd_c_mq_ops = {
 	.queue_rq	= rmbd_c_queue_rq,
+	.commit_rqs	= rmbd_c_commit_rqs,
 	.complete	= rmbd_c_complete_rq,
 	.timeout	= rmbd_c_timeout,
 	.init_hctx	= rmbd_c_init_hctx,

@@ -215,6 +215,9 @@ static int rmbd_c_queue_connect(struct rmbd_c_dev *dev, unsigned int idx,
 	q->poll = idx > dev->nr_io_queues;
 	q->depth = idx ? dev->queue_depth : RMBD_C_ADMIN_DEPTH;
 	init_completion(&q->cm_done);
+	spin_lock_init(&q->lock);
+	INIT_LIST_HEAD(&q->batch);
+	INIT_LIST_HEAD(&q->posted);
 
 	cm_id = rdma_create_id(&init_net, rmbd_c_cm_handler, q, RDMA_PS_TCP,
 			       IB_QPT_RC);
@@ -560,25 +563,92 @@ int rmbd_c_poll_cq(struct rmbd_c_queue *q)
 	return ib_process_cq_direct(q->cq, -1);
 }
 
+static void rmbd_c_req_done(struct rmbd_c_dev *dev, struct rmbd_c_req *req)
+{
+	struct request *rq = blk_mq_rq_from_pdu(req);
+
+	ib_dma_unmap_sg(dev->ibdev, req->sgl, req->nents, rq_dma_dir(rq));
+	if (likely(!blk_should_fake_timeout(rq->q)))
+		blk_mq_complete_request(rq);
+}
+
+/*
+ * A work completion for @req: it and every request posted before it on
+ * the same queue are done.  Unsignaled work requests that failed still
+ * complete one by one, in order, before anything posted after them.
+ */
 void rmbd_c_read_write_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rmbd_c_req *req = container_of(wc->wr_cqe, struct rmbd_c_req,
 					      cqe);
-	struct request *rq = blk_mq_rq_from_pdu(req);
-	struct rmbd_c_dev *dev = req->queue->dev;
+	struct rmbd_c_queue *q = req->queue;
+	struct rmbd_c_dev *dev = q->dev;
+	struct rmbd_c_req *r, *tmp;
+	unsigned long flags;
+	LIST_HEAD(done);
 
-	ib_dma_unmap_sg(dev->ibdev, req->sgl, req->nents, rq_dma_dir(rq));
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
 		req->status = BLK_STS_IOERR;
 		if (wc->status != IB_WC_WR_FLUSH_ERR) {
 			pr_err_ratelimited("rmbd%d: RDMA %s failed: %s (%d)\n",
 					   dev->index,
-					   rq_data_dir(rq) ? "WRITE" : "READ",
+					   req->wr.wr.opcode == IB_WR_RDMA_WRITE ?
+					   "WRITE" : "READ",
 					   ib_wc_status_msg(wc->status),
 					   wc->status);
 			rmbd_c_schedule_fail(dev);
 		}
 	}
-	if (likely(!blk_should_fake_timeout(rq->q)))
-		blk_mq_complete_request(rq);
+	spin_lock_irqsave(&q->lock, flags);
+	list_cut_position(&done, &q->posted, &req->entry);
+	spin_unlock_irqrestore(&q->lock, flags);
+	list_for_each_entry_safe(r, tmp, &done, entry)
+		rmbd_c_req_done(dev, r);
+}
+
+/**
+ * rmbd_c_post_batch() - post the work requests queued on @q
+ * @q: an I/O queue
+ *
+ * The last one is signaled and covers the others.  Requests that could
+ * not be posted complete with an error, and the queue pair is failed so
+ * that those posted before them complete too.
+ */
+void rmbd_c_post_batch(struct rmbd_c_queue *q)
+{
+	const struct ib_send_wr *bad_wr = NULL;
+	struct rmbd_c_req *r, *last, *tmp;
+	unsigned long flags;
+	LIST_HEAD(failed);
+	int ret;
+
+	spin_lock_irqsave(&q->lock, flags);
+	if (list_empty(&q->batch)) {
+		spin_unlock_irqrestore(&q->lock, flags);
+		return;
+	}
+	last = list_last_entry(&q->batch, struct rmbd_c_req, entry);
+	last->wr.wr.send_flags = IB_SEND_SIGNALED;
+	last->wr.wr.next = NULL;
+	r = list_first_entry(&q->batch, struct rmbd_c_req, entry);
+	/* Posting order is completion order: post under the lock. */
+	list_splice_tail_init(&q->batch, &q->posted);
+	ret = ib_post_send(q->cm_id->qp, &r->wr.wr, &bad_wr);
+	if (unlikely(ret)) {
+		/* Everything from bad_wr on was not posted. */
+		list_for_each_entry_safe_from(r, tmp, &q->posted, entry) {
+			if (&r->wr.wr == bad_wr || !list_empty(&failed))
+				list_move_tail(&r->entry, &failed);
+		}
+	}
+	spin_unlock_irqrestore(&q->lock, flags);
+	if (likely(!ret))
+		return;
+	pr_err_ratelimited("rmbd%d: posting work requests failed (%d)\n",
+			   q->dev->index, ret);
+	rmbd_c_schedule_fail(q->dev);
+	list_for_each_entry_safe(r, tmp, &failed, entry) {
+		r->status = BLK_STS_IOERR;
+		rmbd_c_req_done(q->dev, r);
+	}
 }
