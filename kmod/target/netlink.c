@@ -28,9 +28,11 @@ static const struct nla_policy rmbd_t_policy[RMBD_TARGET_ATTR_MAX + 1] = {
 
 static struct genl_family rmbd_t_family;
 
-static int rmbd_t_fill_export(struct sk_buff *skb, struct rmbd_export *exp,
-			      u32 portid, u32 seq, int flags, u8 cmd)
+/* The fill functions take void * so that rmbd_t_reply() serves both. */
+static int rmbd_t_fill_export(struct sk_buff *skb, void *obj, u32 portid,
+			      u32 seq, int flags, u8 cmd)
 {
+	struct rmbd_export *exp = obj;
 	void *hdr;
 
 	hdr = genlmsg_put(skb, portid, seq, &rmbd_t_family, flags, cmd);
@@ -57,9 +59,10 @@ static int rmbd_t_fill_export(struct sk_buff *skb, struct rmbd_export *exp,
 	return 0;
 }
 
-static int rmbd_t_fill_listener(struct sk_buff *skb, struct rmbd_listener *l,
-				u32 portid, u32 seq, int flags, u8 cmd)
+static int rmbd_t_fill_listener(struct sk_buff *skb, void *obj, u32 portid,
+				u32 seq, int flags, u8 cmd)
 {
+	struct rmbd_listener *l = obj;
 	void *hdr;
 
 	hdr = genlmsg_put(skb, portid, seq, &rmbd_t_family, flags, cmd);
@@ -92,18 +95,6 @@ static int rmbd_t_reply(struct genl_info *info, void *obj,
 		return ret;
 	}
 	return genlmsg_reply(skb, info);
-}
-
-static int rmbd_t_fill_export_any(struct sk_buff *skb, void *obj, u32 portid,
-				  u32 seq, int flags, u8 cmd)
-{
-	return rmbd_t_fill_export(skb, obj, portid, seq, flags, cmd);
-}
-
-static int rmbd_t_fill_listener_any(struct sk_buff *skb, void *obj,
-				    u32 portid, u32 seq, int flags, u8 cmd)
-{
-	return rmbd_t_fill_listener(skb, obj, portid, seq, flags, cmd);
 }
 
 static int rmbd_t_export_add(struct sk_buff *skb, struct genl_info *info)
@@ -153,7 +144,7 @@ static int rmbd_t_export_add(struct sk_buff *skb, struct genl_info *info)
 	mutex_lock(&rmbd_t_mutex);
 	ret = rmbd_export_create(name, size, slab_size, &exp, &why);
 	if (!ret)
-		ret = rmbd_t_reply(info, exp, rmbd_t_fill_export_any);
+		ret = rmbd_t_reply(info, exp, rmbd_t_fill_export);
 	mutex_unlock(&rmbd_t_mutex);
 	rmbd_set_err(info->extack, NULL, why);
 	return ret;
@@ -197,7 +188,7 @@ static int rmbd_t_export_get(struct sk_buff *skb, struct genl_info *info)
 	mutex_lock(&rmbd_t_mutex);
 	exp = rmbd_export_find(nla_data(attrs[RMBD_TARGET_ATTR_EXPORT_NAME]));
 	if (exp) {
-		ret = rmbd_t_reply(info, exp, rmbd_t_fill_export_any);
+		ret = rmbd_t_reply(info, exp, rmbd_t_fill_export);
 	} else {
 		NL_SET_ERR_MSG_ATTR(info->extack,
 				    attrs[RMBD_TARGET_ATTR_EXPORT_NAME],
@@ -248,7 +239,7 @@ static int rmbd_t_listener_add(struct sk_buff *skb, struct genl_info *info)
 	ret = rmbd_listener_add(nla_data(info->attrs[RMBD_TARGET_ATTR_LISTENER_ADDR]),
 				rmbd_t_port(info), &l, &why);
 	if (!ret)
-		ret = rmbd_t_reply(info, l, rmbd_t_fill_listener_any);
+		ret = rmbd_t_reply(info, l, rmbd_t_fill_listener);
 	mutex_unlock(&rmbd_t_mutex);
 	rmbd_set_err(info->extack,
 		     info->attrs[RMBD_TARGET_ATTR_LISTENER_ADDR], why);
