@@ -113,8 +113,8 @@ if ! flock -n 9; then
 	flock 9
 fi
 
-# The tests' helper programs (nl-fuzz) are built on the host: the guest's
-# root is read-only.
+# The tests' helper programs (nl-fuzz, swapverify) are built on the host:
+# the guest's root is read-only.
 make -s -C "$repo/selftests" all >&2 || echo "# run-vm: building the test helpers failed" >&2
 
 # ---- initramfs ---------------------------------------------------------
