@@ -65,12 +65,21 @@ struct rmbd_c_slab {
 	u32			rkey;
 };
 
-/* Per-request state, in the blk-mq PDU: nothing is allocated per I/O. */
+/*
+ * Per-request state, in the blk-mq PDU: nothing is allocated per I/O.
+ * @wr is the request's last work request and carries @cqe.  A discard
+ * that crosses a slab boundary (discards may merge across chunk_sectors)
+ * needs a second one, @lead, posted just before @wr; @head is the first.
+ */
 struct rmbd_c_req {
 	struct ib_cqe		cqe;
 	struct rmbd_c_queue	*queue;
 	struct list_head	entry;		/* queue->batch or ->posted */
+	struct ib_send_wr	*head;
 	struct ib_rdma_wr	wr;
+	struct ib_rdma_wr	lead;
+	struct ib_sge		lead_sge;
+	struct ib_cqe		lead_cqe;
 	blk_status_t		status;
 	int			nents;
 	struct ib_sge		*sge;
@@ -97,6 +106,15 @@ struct rmbd_c_dev {
 	struct ib_device	*ibdev;
 	struct ib_pd		*pd;
 	unsigned int		max_segs;
+
+	/*
+	 * Discard and write zeroes are RDMA WRITEs from @zero_mr: @zero_len
+	 * bytes of local address space, every page of it the zero page.
+	 * @zero_len is 0 when the RDMA device cannot fast-register memory.
+	 */
+	struct ib_mr		*zero_mr;
+	u64			zero_dma;
+	u32			zero_len;
 	unsigned int		nr_io_queues;
 	unsigned int		nr_poll_queues;
 	unsigned int		nr_queues;	/* admin + I/O + poll */
@@ -131,6 +149,7 @@ int rmbd_c_session_start(struct rmbd_c_dev *dev, const char **why);
 void rmbd_c_session_stop(struct rmbd_c_dev *dev);
 void rmbd_c_queues_fail(struct rmbd_c_dev *dev);
 void rmbd_c_read_write_done(struct ib_cq *cq, struct ib_wc *wc);
+void rmbd_c_lead_done(struct ib_cq *cq, struct ib_wc *wc);
 void rmbd_c_post_batch(struct rmbd_c_queue *q);
 int rmbd_c_poll_cq(struct rmbd_c_queue *q);
 

@@ -9,6 +9,7 @@
 #include <linux/idr.h>
 #include <linux/inet.h>
 #include <linux/cpumask.h>
+#include <linux/sched/mm.h>
 #include <net/net_namespace.h>
 #include "client.h"
 
@@ -21,6 +22,82 @@ static int rmbd_c_major;
 #define RMBD_C_MAX_IO_BYTES	(1U << 20)
 #define RMBD_C_IO_TIMEOUT	(30 * HZ)
 
+/* DMA-map the request's pages into req->sge; returns how many or 0. */
+static int rmbd_c_map_data(struct rmbd_c_dev *dev, struct request *rq,
+			   struct rmbd_c_req *req)
+{
+	struct scatterlist *sg;
+	int i, count;
+
+	sg_init_table(req->sgl, dev->max_segs);
+	req->nents = blk_rq_map_sg(rq->q, rq, req->sgl);
+	count = ib_dma_map_sg(dev->ibdev, req->sgl, req->nents,
+			      rq_dma_dir(rq));
+	if (unlikely(!count)) {
+		req->nents = 0;
+		return 0;
+	}
+	for_each_sg(req->sgl, sg, count, i) {
+		req->sge[i].addr = sg_dma_address(sg);
+		req->sge[i].length = sg_dma_len(sg);
+		req->sge[i].lkey = dev->pd->local_dma_lkey;
+	}
+	return count;
+}
+
+static void rmbd_c_init_wr(struct ib_rdma_wr *wr, enum ib_wr_opcode opcode,
+			   struct ib_sge *sge, int nsge,
+			   const struct rmbd_c_slab *slab, u64 off)
+{
+	wr->wr.opcode = opcode;
+	wr->wr.sg_list = sge;
+	wr->wr.num_sge = nsge;
+	wr->wr.send_flags = 0;
+	wr->wr.next = NULL;
+	wr->remote_addr = slab->addr + off;
+	wr->rkey = slab->rkey;
+}
+
+/*
+ * Discard and write zeroes: RDMA WRITEs from the zero region.  Write
+ * zeroes respects chunk_sectors; a discard may have merged across one
+ * slab boundary (it is at most zero_len <= slab_size long): then a lead
+ * WRITE zeroes the part in the first slab.
+ */
+static blk_status_t rmbd_c_setup_zeroes(struct rmbd_c_dev *dev,
+					struct rmbd_c_req *req, u64 idx,
+					u64 off, u32 len)
+{
+	u64 first = min_t(u64, len, dev->slabs[idx].len - off);
+	struct ib_sge *sge = req->sge;
+
+	if (unlikely(len > dev->zero_len))
+		return BLK_STS_IOERR;
+	req->nents = 0;
+	req->head = &req->wr.wr;
+	if (first < len) {
+		if (unlikely(idx + 1 >= dev->nr_slabs ||
+			     len - first > dev->slabs[idx + 1].len))
+			return BLK_STS_IOERR;
+		req->lead_sge.addr = dev->zero_mr->iova;
+		req->lead_sge.length = first;
+		req->lead_sge.lkey = dev->zero_mr->lkey;
+		rmbd_c_init_wr(&req->lead, IB_WR_RDMA_WRITE, &req->lead_sge, 1,
+			       &dev->slabs[idx], off);
+		req->lead.wr.next = &req->wr.wr;
+		req->head = &req->lead.wr;
+		idx++;
+		off = 0;
+		len -= first;
+	}
+	sge[0].addr = dev->zero_mr->iova;
+	sge[0].length = len;
+	sge[0].lkey = dev->zero_mr->lkey;
+	rmbd_c_init_wr(&req->wr, IB_WR_RDMA_WRITE, sge, 1, &dev->slabs[idx],
+		       off);
+	return BLK_STS_OK;
+}
+
 static blk_status_t rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
 				    const struct blk_mq_queue_data *bd)
 {
@@ -32,11 +109,15 @@ static blk_status_t rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
 	u32 len = blk_rq_bytes(rq);
 	u64 idx = pos >> dev->slab_shift;
 	u64 off = pos & (dev->slab_size - 1);
-	struct ib_rdma_wr *wr = &req->wr;
 	enum ib_wr_opcode opcode;
-	struct scatterlist *sg;
 	unsigned long flags;
-	int i, count;
+	blk_status_t status;
+	int count;
+
+	if (unlikely(!test_bit(RMBD_C_Q_LIVE, &q->flags)))
+		return BLK_STS_IOERR;
+	if (unlikely(idx >= dev->nr_slabs || off >= dev->slabs[idx].len))
+		return BLK_STS_IOERR;
 
 	switch (req_op(rq)) {
 	case REQ_OP_READ:
@@ -45,42 +126,33 @@ static blk_status_t rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
 	case REQ_OP_WRITE:
 		opcode = IB_WR_RDMA_WRITE;
 		break;
+	case REQ_OP_DISCARD:
+	case REQ_OP_WRITE_ZEROES:
+		status = rmbd_c_setup_zeroes(dev, req, idx, off, len);
+		if (status)
+			return status;
+		goto queue;
 	default:
 		return BLK_STS_NOTSUPP;
 	}
-	if (unlikely(!test_bit(RMBD_C_Q_LIVE, &q->flags)))
+	/* chunk_sectors keeps reads and writes inside one slab. */
+	if (unlikely(off + len > dev->slabs[idx].len))
 		return BLK_STS_IOERR;
-	/* chunk_sectors keeps requests inside one slab; check anyway. */
-	if (unlikely(idx >= dev->nr_slabs || off + len > dev->slabs[idx].len))
-		return BLK_STS_IOERR;
+	count = rmbd_c_map_data(dev, rq, req);
+	if (unlikely(!count))
+		return BLK_STS_RESOURCE;
+	rmbd_c_init_wr(&req->wr, opcode, req->sge, count, &dev->slabs[idx],
+		       off);
+	req->head = &req->wr.wr;
 
+queue:
 	blk_mq_start_request(rq);
 	req->queue = q;
 	req->status = BLK_STS_OK;
-	sg_init_table(req->sgl, dev->max_segs);
-	req->nents = blk_rq_map_sg(rq->q, rq, req->sgl);
-	count = ib_dma_map_sg(dev->ibdev, req->sgl, req->nents,
-			      rq_dma_dir(rq));
-	if (unlikely(!count))
-		return BLK_STS_RESOURCE;
-	for_each_sg(req->sgl, sg, count, i) {
-		req->sge[i].addr = sg_dma_address(sg);
-		req->sge[i].length = sg_dma_len(sg);
-		req->sge[i].lkey = dev->pd->local_dma_lkey;
-	}
-	wr->wr.opcode = opcode;
-	wr->wr.wr_cqe = &req->cqe;
-	wr->wr.sg_list = req->sge;
-	wr->wr.num_sge = count;
-	wr->wr.send_flags = 0;
-	wr->wr.next = NULL;
-	wr->remote_addr = dev->slabs[idx].addr + off;
-	wr->rkey = dev->slabs[idx].rkey;
-
 	spin_lock_irqsave(&q->lock, flags);
 	if (!list_empty(&q->batch))
 		list_last_entry(&q->batch, struct rmbd_c_req,
-				entry)->wr.wr.next = &wr->wr;
+				entry)->wr.wr.next = req->head;
 	list_add_tail(&req->entry, &q->batch);
 	spin_unlock_irqrestore(&q->lock, flags);
 	if (bd->last)
@@ -162,6 +234,9 @@ static int rmbd_c_init_request(struct blk_mq_tag_set *set, struct request *rq,
 	struct rmbd_c_req *req = blk_mq_rq_to_pdu(rq);
 
 	req->cqe.done = rmbd_c_read_write_done;
+	req->wr.wr.wr_cqe = &req->cqe;
+	req->lead_cqe.done = rmbd_c_lead_done;
+	req->lead.wr.wr_cqe = &req->lead_cqe;
 	req->sge = (struct ib_sge *)(req->sgl + dev->max_segs);
 	return 0;
 }
@@ -185,6 +260,8 @@ static void rmbd_c_err_work(struct work_struct *work)
 {
 	struct rmbd_c_dev *dev = container_of(work, struct rmbd_c_dev,
 					      err_work);
+	/* Requests (swap-out among them) wait for this: no I/O to reclaim. */
+	unsigned int noio = memalloc_noio_save();
 
 	mutex_lock(&rmbd_c_mutex);
 	if (dev->state == RMBD_DEV_STATE_LIVE ||
@@ -197,6 +274,7 @@ static void rmbd_c_err_work(struct work_struct *work)
 	if (!dev->stopping)
 		rmbd_c_queues_fail(dev);
 	mutex_unlock(&rmbd_c_mutex);
+	memalloc_noio_restore(noio);
 }
 
 static int rmbd_c_disk_add(struct rmbd_c_dev *dev)
@@ -237,6 +315,13 @@ static int rmbd_c_disk_add(struct rmbd_c_dev *dev)
 	blk_queue_chunk_sectors(q, dev->slab_size >> SECTOR_SHIFT);
 	/* A write is in the target's memory when it completes. */
 	blk_queue_write_cache(q, false, false);
+	if (dev->zero_len) {
+		/* Discarded ranges read back as zeroes. */
+		q->limits.discard_granularity = PAGE_SIZE;
+		blk_queue_max_discard_sectors(q, dev->zero_len >> SECTOR_SHIFT);
+		blk_queue_max_write_zeroes_sectors(q, dev->zero_len >>
+						   SECTOR_SHIFT);
+	}
 	blk_queue_flag_set(QUEUE_FLAG_NONROT, q);
 	blk_queue_flag_clear(QUEUE_FLAG_ADD_RANDOM, q);
 

@@ -15,6 +15,8 @@
 #define RMBD_C_ADMIN_TIMEOUT	(10 * HZ)
 /* Outstanding RDMA READs we ask for per queue. */
 #define RMBD_C_RD_ATOM		16
+/* Largest discard or write zeroes one work request carries. */
+#define RMBD_C_ZERO_MAX		(2U << 20)
 
 static void rmbd_c_schedule_fail(struct rmbd_c_dev *dev)
 {
@@ -457,6 +459,99 @@ static int rmbd_c_map(struct rmbd_c_dev *dev, u32 idx, const char **why)
 	return 0;
 }
 
+/*
+ * Register @zero_mr: a local-only MR whose every page is the zero page, the
+ * source of the RDMA WRITEs that carry out discard and write zeroes.  One
+ * work request zeroes up to zero_len bytes and the target CPU does nothing.
+ * Posted on the admin queue; without fast registration there is no discard.
+ */
+static int rmbd_c_zero_mr_setup(struct rmbd_c_dev *dev, const char **why)
+{
+	struct ib_device_attr *attrs = &dev->ibdev->attrs;
+	struct ib_reg_wr wr = { };
+	struct scatterlist *sgl, *sg;
+	unsigned int pages, i;
+	struct ib_mr *mr;
+	int n, ret;
+
+	if (!(attrs->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS))
+		return 0;
+	pages = min_t(u64, dev->slab_size, RMBD_C_ZERO_MAX) >> PAGE_SHIFT;
+	pages = min(pages, attrs->max_fast_reg_page_list_len);
+	if (!pages)
+		return 0;
+
+	dev->zero_dma = ib_dma_map_page(dev->ibdev, ZERO_PAGE(0), 0, PAGE_SIZE,
+					DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(dev->ibdev, dev->zero_dma))
+		return -ENOMEM;
+	mr = ib_alloc_mr(dev->pd, IB_MR_TYPE_MEM_REG, pages);
+	if (IS_ERR(mr)) {
+		ret = PTR_ERR(mr);
+		goto out_unmap;
+	}
+	sgl = kmalloc_array(pages, sizeof(*sgl), GFP_KERNEL);
+	if (!sgl) {
+		ret = -ENOMEM;
+		goto out_dereg;
+	}
+	sg_init_table(sgl, pages);
+	for_each_sg(sgl, sg, pages, i) {
+		sg_set_page(sg, ZERO_PAGE(0), PAGE_SIZE, 0);
+		sg_dma_address(sg) = dev->zero_dma;
+		sg_dma_len(sg) = PAGE_SIZE;
+	}
+	n = ib_map_mr_sg(mr, sgl, pages, NULL, PAGE_SIZE);
+	kfree(sgl);
+	if (n != pages) {
+		ret = n < 0 ? n : -EINVAL;
+		goto out_dereg;
+	}
+
+	/* No access rights: only this PD's own work requests read it. */
+	wr.wr.opcode = IB_WR_REG_MR;
+	wr.wr.wr_cqe = &dev->send_cqe;
+	wr.wr.send_flags = IB_SEND_SIGNALED;
+	wr.mr = mr;
+	wr.key = mr->rkey;
+	wr.access = 0;
+	reinit_completion(&dev->send_done);
+	ret = ib_post_send(dev->queues[0].cm_id->qp, &wr.wr, NULL);
+	if (ret)
+		goto out_dereg;
+	if (!wait_for_completion_timeout(&dev->send_done,
+					 RMBD_C_ADMIN_TIMEOUT)) {
+		/* The drain at session stop completes it; keep the MR. */
+		dev->zero_mr = mr;
+		*why = "registering the zero region timed out";
+		return -ETIMEDOUT;
+	}
+	if (dev->send_status != IB_WC_SUCCESS) {
+		ret = -EIO;
+		goto out_dereg;
+	}
+	dev->zero_mr = mr;
+	dev->zero_len = pages << PAGE_SHIFT;
+	return 0;
+
+out_dereg:
+	ib_dereg_mr(mr);
+out_unmap:
+	ib_dma_unmap_page(dev->ibdev, dev->zero_dma, PAGE_SIZE, DMA_TO_DEVICE);
+	*why = "cannot register the zero region for discards";
+	return ret;
+}
+
+static void rmbd_c_zero_mr_free(struct rmbd_c_dev *dev)
+{
+	if (!dev->zero_mr)
+		return;
+	ib_dereg_mr(dev->zero_mr);
+	ib_dma_unmap_page(dev->ibdev, dev->zero_dma, PAGE_SIZE, DMA_TO_DEVICE);
+	dev->zero_mr = NULL;
+	dev->zero_len = 0;
+}
+
 /**
  * rmbd_c_session_start() - connect every queue and map the export
  * @dev: device with address, export name and queue counts set
@@ -488,6 +583,9 @@ int rmbd_c_session_start(struct rmbd_c_dev *dev, const char **why)
 		if (ret)
 			return ret;
 	}
+	ret = rmbd_c_zero_mr_setup(dev, why);
+	if (ret)
+		return ret;
 	for (i = 1; i < dev->nr_queues; i++) {
 		ret = rmbd_c_queue_connect(dev, i, why);
 		if (ret)
@@ -538,6 +636,7 @@ void rmbd_c_session_stop(struct rmbd_c_dev *dev)
 			ib_drain_qp(dev->queues[i].cm_id->qp);
 	for (i = 0; i < dev->nr_queues; i++)
 		rmbd_c_queue_destroy_qp(&dev->queues[i]);
+	rmbd_c_zero_mr_free(dev);
 	rmbd_c_admin_free(dev);
 	if (dev->pd) {
 		ib_dealloc_pd(dev->pd);
@@ -567,7 +666,9 @@ static void rmbd_c_req_done(struct rmbd_c_dev *dev, struct rmbd_c_req *req)
 {
 	struct request *rq = blk_mq_rq_from_pdu(req);
 
-	ib_dma_unmap_sg(dev->ibdev, req->sgl, req->nents, rq_dma_dir(rq));
+	if (req->nents)
+		ib_dma_unmap_sg(dev->ibdev, req->sgl, req->nents,
+				rq_dma_dir(rq));
 	if (likely(!blk_should_fake_timeout(rq->q)))
 		blk_mq_complete_request(rq);
 }
@@ -606,6 +707,24 @@ void rmbd_c_read_write_done(struct ib_cq *cq, struct ib_wc *wc)
 		rmbd_c_req_done(dev, r);
 }
 
+/*
+ * The first half of a discard that crosses a slab boundary.  It is never
+ * signaled: only a failure (the queue pair then flushes the rest) ends up
+ * here, and the request completes, with an error, from its second half.
+ */
+void rmbd_c_lead_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rmbd_c_req *req = container_of(wc->wr_cqe, struct rmbd_c_req,
+					      lead_cqe);
+
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR) {
+		pr_err_ratelimited("rmbd%d: RDMA WRITE of zeroes failed: %s (%d)\n",
+				   req->queue->dev->index,
+				   ib_wc_status_msg(wc->status), wc->status);
+		rmbd_c_schedule_fail(req->queue->dev);
+	}
+}
+
 /**
  * rmbd_c_post_batch() - post the work requests queued on @q
  * @q: an I/O queue
@@ -633,11 +752,16 @@ void rmbd_c_post_batch(struct rmbd_c_queue *q)
 	r = list_first_entry(&q->batch, struct rmbd_c_req, entry);
 	/* Posting order is completion order: post under the lock. */
 	list_splice_tail_init(&q->batch, &q->posted);
-	ret = ib_post_send(q->cm_id->qp, &r->wr.wr, &bad_wr);
+	ret = ib_post_send(q->cm_id->qp, r->head, &bad_wr);
 	if (unlikely(ret)) {
-		/* Everything from bad_wr on was not posted. */
+		/*
+		 * Everything from bad_wr on was not posted.  A request whose
+		 * lead went out but not its last WR fails here; the lead only
+		 * reads the zero region.
+		 */
 		list_for_each_entry_safe_from(r, tmp, &q->posted, entry) {
-			if (&r->wr.wr == bad_wr || !list_empty(&failed))
+			if (r->head == bad_wr || &r->wr.wr == bad_wr ||
+			    !list_empty(&failed))
 				list_move_tail(&r->entry, &failed);
 		}
 	}

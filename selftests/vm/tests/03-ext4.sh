@@ -17,7 +17,7 @@ target_setup fs 1G
 dev=$(dev_connect fs)
 log "connected /dev/$dev ($(blockdev --getsize64 "/dev/$dev") bytes)"
 
-mkfs.ext4 -q -F -E lazy_itable_init=1,lazy_journal_init=1 "/dev/$dev" ||
+mkfs.ext4 -q -F -E lazy_itable_init=1,lazy_journal_init=1,nodiscard "/dev/$dev" ||
 	fail "mkfs.ext4 failed"
 mount -t ext4 "/dev/$dev" "$mnt" || fail "mount failed"
 

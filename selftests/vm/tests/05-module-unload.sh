@@ -35,7 +35,7 @@ log "export of $size: mem $(( mem >> 20 )) MiB, MemAvailable fell by $(( held >>
 dev=$(dev_connect unload)
 log "/dev/$dev connected"
 
-mkfs.ext4 -q -F "/dev/$dev" || fail "mkfs.ext4 failed"
+mkfs.ext4 -q -F -E nodiscard "/dev/$dev" || fail "mkfs.ext4 failed"
 mount "/dev/$dev" "$mnt" || fail "mount failed"
 if rmmod rmbd_client 2> /tmp/rmmod.err; then
 	fail "rmmod rmbd_client succeeded with /dev/$dev mounted"
