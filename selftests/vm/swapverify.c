@@ -14,7 +14,8 @@
  * Prints the first mismatches (page index, offset, expected and found
  * words and what the page holds instead) and a one-line summary.  Exit
  * status 0 when every byte matched, 1 on a mismatch, 2 on a usage error,
- * 3 when the memory cannot be mapped.
+ * 3 when the memory cannot be mapped.  Transparent huge pages are used as
+ * the system's settings allow, unless -n is given.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -49,10 +50,11 @@ struct state {
 static void help(FILE *f)
 {
 	fprintf(f,
-		"usage: %s [-m MiB] [-p PASSES] [-s SEED] [-w]\n"
+		"usage: %s [-m MiB] [-p PASSES] [-s SEED] [-n] [-w]\n"
 		"  -m MiB     working set in MiB (default 64)\n"
 		"  -p PASSES  write+verify passes (default 2)\n"
 		"  -s SEED    seed of the data (default 1)\n"
+		"  -n         no transparent huge pages (MADV_NOHUGEPAGE)\n"
 		"  -w         after the last pass's writes, wait for SIGUSR1\n"
 		"             before verifying\n"
 		"Exit status: 0 all bytes matched, 1 mismatch, 2 usage error,\n"
@@ -220,13 +222,13 @@ int main(int argc, char **argv)
 {
 	struct state st = { .seed = 1 };
 	uint64_t mib = 64, passes = 2, pass, bad_before;
-	bool wait = false;
+	bool wait = false, nohuge = false;
 	double t0, t1, t2, t3, tw = 0, tv = 0;
 	sigset_t set;
 	long ps;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "m:p:s:wh")) != -1) {
+	while ((opt = getopt(argc, argv, "m:p:s:nwh")) != -1) {
 		switch (opt) {
 		case 'm':
 			mib = parse_num("-m", optarg, 1, MAX_MIB);
@@ -236,6 +238,9 @@ int main(int argc, char **argv)
 			break;
 		case 's':
 			st.seed = parse_num("-s", optarg, 0, UINT64_MAX);
+			break;
+		case 'n':
+			nohuge = true;
 			break;
 		case 'w':
 			wait = true;
@@ -278,6 +283,10 @@ int main(int argc, char **argv)
 	if (!st.expect || st.mem == MAP_FAILED) {
 		fprintf(stderr, "%s: cannot map %" PRIu64 " MiB: %s\n", prog,
 			mib, strerror(errno));
+		return 3;
+	}
+	if (nohuge && madvise(st.mem, mib << 20, MADV_NOHUGEPAGE)) {
+		perror("madvise MADV_NOHUGEPAGE");
 		return 3;
 	}
 
