@@ -3,7 +3,10 @@
 #
 # make demo: boot the test VM and show rmbd at work over soft-RoCE: a
 # 1 GiB export, a client device, ext4 on it, data surviving a disconnect
-# and a reconnect.  Ends with PASS or FAIL.
+# and a reconnect; then a second export as the only swap, a program in a
+# cgroup held to 64M of its 256 MiB working set, and every byte of that
+# working set verified after its trip through swap.  Ends with PASS or
+# FAIL.
 
 set -u
 
@@ -17,7 +20,7 @@ if (( EUID != 0 )); then
 	exit 1
 fi
 
-echo "rmbd demo: booting a VM (QEMU, $( [[ ${RMBD_VM_KVM:-0} == 1 ]] && echo KVM || echo TCG)); this takes about a minute"
+echo "rmbd demo: booting a VM (QEMU, $( [[ ${RMBD_VM_KVM:-0} == 1 ]] && echo KVM || echo TCG)); this takes three to four minutes"
 export RMBD_RESULTS=${RMBD_RESULTS:-$here/results/demo}
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
