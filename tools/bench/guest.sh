@@ -13,6 +13,9 @@
 #   systems/SYSTEM.json   {status: ok|n/a, reason, device, queues, ...}
 #   fio/SYSTEM/JOB.RUN.json   fio --output-format=json of one run
 #   fio/SYSTEM/JOB.RUN.err    fio's stderr; .failed when the run failed
+#   swap/SYSTEM/JOB.RUN.json  a swap job's run: completion time, exit
+#                             status, pswpout/pswpin; .failed when it failed
+#   swap/SYSTEM/JOB.RUN.log   swapverify's output
 #
 # The systems:
 #   rmbd       export on the rmbd target, rmbd dev connect over rxe0
@@ -246,6 +249,7 @@ setup_nbd() {
 
 teardown() {
 	local s
+	timeout 120 swapoff -a 2>/dev/null
 	for s in "${systems[@]}"; do
 		case $s in
 		nbd)
@@ -301,7 +305,13 @@ done
 
 # ---- precondition: write each device fully once ------------------------
 
+# For the fio jobs only: a swap job writes its own data.
+fio_jobs=0
+for j in "${jobs[@]}"; do
+	[[ $(bench_job_field "$j" 2) == swap ]] || fio_jobs=1
+done
 for s in "${systems[@]}"; do
+	(( fio_jobs )) || break
 	[[ -n ${dev[$s]:-} ]] || continue
 	t0=$(date +%s.%N)
 	if ! o=$(timeout -k 10 $(( size / 5000000 + 60 )) fio --name=precondition \
@@ -367,7 +377,10 @@ for s in "${systems[@]}"; do
 	[[ -n ${dev[$s]:-} ]] && live+=("$s")
 done
 declare -A dead=()
-total=$(( ${#jobs[@]} * runs * ${#live[@]} ))
+total=0
+for j in "${jobs[@]}"; do
+	[[ $(bench_job_field "$j" 2) == swap ]] || total=$(( total + runs * ${#live[@]} ))
+done
 rmbd_failed=0
 n=0
 
@@ -409,7 +422,147 @@ run_fio() {
 	return 1
 }
 
+# ---- swap jobs ----------------------------------------------------------
+
+# swapverify (a working set written and read back, every byte checked) in
+# a cgroup whose memory.max is half its working set, with one system's
+# device as the only swap, at the highest priority; and once in a group
+# with no limit, which needs no swap at all: the baseline.  Each run's
+# completion time is the program's wall time, from exec to exit.
+
+swapverify=$repo/selftests/vm/swapverify
+swap_cg=/sys/fs/cgroup/rmbd-bench-swap
+vmstat() { awk -v k="$1" '$1 == k {print $2}' /proc/vmstat; }
+swaps_active() { tail -n +2 /proc/swaps | awk '{print $1}'; }
+
+# swap_fail OUT SYSTEM WHY: record a failed run.
+swap_fail() {
+	echo "$3" > "$1.failed"
+	say "$j run $r $2: FAILED: $3"
+	[[ $2 == rmbd ]] && rmbd_failed=1
+	return 1
+}
+
+# swap_run OUT SYSTEM: one run of swap job $j (run $r) on SYSTEM.
+swap_run() {
+	local out=$1 s=$2 d='' limit=max rc=0 t0 t1 o0 i0 o i oom so=0 err k
+	rm -f "$out.json" "$out.failed"
+	if [[ -n $(swaps_active) ]]; then
+		swap_fail "$out" "$s" "a swap is still active: $(swaps_active | tr '\n' ' ')"
+		return 1
+	fi
+	if [[ $s != "$BENCH_SWAP_BASELINE" ]]; then
+		d=${dev[$s]}
+		limit=$(( swap_mib / 2 ))M
+		err=$(mkswap "$d" 2>&1 > /dev/null) ||
+			{ swap_fail "$out" "$s" "mkswap $d: $err"; return 1; }
+		err=$(swapon -p 32767 "$d" 2>&1) ||
+			{ swap_fail "$out" "$s" "swapon $d: $err"; return 1; }
+		if [[ $(swaps_active) != "$d" ]]; then
+			swapoff "$d" 2> /dev/null
+			swap_fail "$out" "$s" "not the only swap: $(swaps_active | tr '\n' ' ')"
+			return 1
+		fi
+	fi
+	rmdir "$swap_cg" 2> /dev/null
+	mkdir "$swap_cg" && echo "$limit" > "$swap_cg/memory.max" || {
+		[[ -n $d ]] && swapoff "$d"
+		swap_fail "$out" "$s" "cannot set up the cgroup $swap_cg"
+		return 1
+	}
+	[[ -f $swap_cg/memory.swap.max ]] && echo max > "$swap_cg/memory.swap.max"
+	sync
+	echo 3 > /proc/sys/vm/drop_caches
+	o0=$(vmstat pswpout)
+	i0=$(vmstat pswpin)
+	t0=$(date +%s.%N)
+	# shellcheck disable=SC2086
+	timeout -k 10 "$swap_tmo" sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' \
+		sh "$swap_cg" "$swapverify" $swap_args > "$out.log" 2>&1 || rc=$?
+	t1=$(date +%s.%N)
+	o=$(( $(vmstat pswpout) - o0 ))
+	i=$(( $(vmstat pswpin) - i0 ))
+	oom=$(awk '$1 == "oom_kill" {print $2}' "$swap_cg/memory.events")
+	if [[ -n $d ]]; then
+		so=$(date +%s.%N)
+		if ! err=$(timeout 120 swapoff "$d" 2>&1); then
+			dead[$s]="swapoff $d failed: $err"
+			say "$s: ${dead[$s]}"
+		fi
+		so=$(awk -v a="$so" -v b="$(date +%s.%N)" 'BEGIN {print b - a}')
+	fi
+	for (( k = 0; k < 50; k++ )); do
+		rmdir "$swap_cg" 2> /dev/null && break
+		sleep 0.1
+	done
+	if (( rc != 0 )); then
+		swap_fail "$out" "$s" "swapverify exit $rc$( (( rc == 124 )) && echo " (timeout after $swap_tmo s)"), oom_kill ${oom:-?}: $(grep -m 3 -e MISMATCH -e mismatched -e cannot "$out.log" | tr '\n' ' ' | cut -c1-300)"
+		return 1
+	fi
+	grep -q ' 0 mismatched bytes in 0 pages' "$out.log" ||
+		{ swap_fail "$out" "$s" "swapverify printed no clean summary"; return 1; }
+	jq -n --argjson t "$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}')" \
+		--argjson o "$o" --argjson i "$i" --argjson oom "${oom:-0}" \
+		--argjson so "$so" --arg limit "$limit" --arg dev "$d" \
+		--arg sum "$(grep ' mismatched bytes in ' "$out.log" | tail -n 1)" \
+		'{time_s: $t, pswpout: $o, pswpin: $i, oom_kill: $oom,
+		  swapoff_s: $so, memory_max: $limit, device: $dev,
+		  summary: $sum}' > "$out.json"
+	say "$j run $r $s: $(jq -r '"\(.time_s) s, out \(.pswpout / 256 | floor) MiB, in \(.pswpin / 256 | floor) MiB"' "$out.json")"
+}
+
+swap_job() {
+	local s order=() err
+	swap_args=$(bench_job_field "$j" 4)
+	swap_mib=$(bench_swap_mib "$j")
+	# A run is ~10 s under TCG; a hung device ends in the timeout.
+	swap_tmo=$(( swap_mib + 120 ))
+	swap_live=()
+	for s in "${BENCH_SWAP_SYSTEMS[@]}"; do
+		[[ -n ${dev[$s]:-} ]] && swap_live+=("$s")
+	done
+	swap_live+=("$BENCH_SWAP_BASELINE")
+	for s in "${swap_live[@]}"; do
+		mkdir -p "$res/swap/$s"
+	done
+	err=
+	[[ -x $swapverify ]] || err="selftests/vm/swapverify is not built"
+	[[ -n $err ]] || grep -qw memory /sys/fs/cgroup/cgroup.controllers ||
+		err="no memory controller in cgroup v2"
+	[[ -n $err ]] || echo +memory > /sys/fs/cgroup/cgroup.subtree_control ||
+		err="cannot enable the memory controller"
+	[[ -n $err ]] || swapoff -a || err="swapoff -a failed"
+	if [[ -n $err ]]; then
+		for s in "${swap_live[@]}"; do
+			for (( r = 1; r <= runs; r++ )); do
+				echo "$err" > "$res/swap/$s/$j.$r.failed"
+			done
+		done
+		say "$j: not run: $err"
+		[[ -n ${dev[rmbd]:-} ]] && rmbd_failed=1
+		return
+	fi
+	# zswap would keep swapped pages in RAM, away from the devices.
+	[[ $(cat /sys/module/zswap/parameters/enabled 2> /dev/null) == Y ]] &&
+		echo N > /sys/module/zswap/parameters/enabled
+	say "$j: swapverify $swap_args, memory.max $(( swap_mib / 2 ))M, swap on: ${swap_live[*]}"
+	for (( r = 1; r <= runs; r++ )); do
+		for (( i = 0; i < ${#swap_live[@]}; i++ )); do
+			s=${swap_live[(i + r - 1) % ${#swap_live[@]}]}
+			if [[ -n ${dead[$s]:-} ]]; then
+				swap_fail "$res/swap/$s/$j.$r" "$s" "not run: ${dead[$s]}"
+				continue
+			fi
+			swap_run "$res/swap/$s/$j.$r" "$s"
+		done
+	done
+}
+
 for j in "${jobs[@]}"; do
+	if [[ $(bench_job_field "$j" 2) == swap ]]; then
+		swap_job
+		continue
+	fi
 	read -r -a args <<< "$(bench_job_field "$j" 4)"
 	for (( r = 1; r <= runs; r++ )); do
 		order=()

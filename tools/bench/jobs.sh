@@ -9,6 +9,12 @@
 # latency is compared as well as IOPS), "iops", or "bw" (1M jobs: MB/s).
 # guest.sh adds --direct=1, the device, the ramp and run time and the JSON
 # output options to every job.
+#
+# KIND "swap" is not fio: its arguments are selftests/vm/swapverify's, and
+# guest.sh runs that program in a cgroup whose memory.max is half its
+# working set (-m), with each system's device in turn as the only swap,
+# and once with no memory limit (the "no-limit" row).  The figure is the
+# completion time.
 
 bench_jobs_table() {
 	cat <<'JOBS'
@@ -20,11 +26,17 @@ randread-qd1-hipri | lat  | 4k random read, QD1, io_uring, polled    | --ioengin
 seqread-1m-qd4     | bw   | 1M sequential read, QD4, libaio          | --ioengine=libaio --rw=read --bs=1M --iodepth=4
 seqwrite-1m-qd4    | bw   | 1M sequential write, QD4, libaio         | --ioengine=libaio --rw=write --bs=1M --iodepth=4
 randrw-qd16x2      | iops | 4k random 70/30 read/write, QD16, 2 jobs | --ioengine=libaio --rw=randrw --rwmixread=70 --bs=4k --iodepth=16 --numjobs=2 --group_reporting
+swap               | swap | swapverify under memory.max = half of it  | -m 48 -p 1 -n
 JOBS
 }
 
 # rmbd first: the others are the peers it is measured against.
 BENCH_ALL_SYSTEMS=(rmbd nvme-rdma nbd brd)
+
+# The systems with a device to swap to (brd is the local RAM disk: not
+# one of the remote swaps compared), and the baseline row of a swap job.
+BENCH_SWAP_SYSTEMS=(rmbd nvme-rdma nbd)
+BENCH_SWAP_BASELINE=no-limit
 
 bench_all_jobs() { bench_jobs_table | awk -F' *[|] *' '{print $1}'; }
 
@@ -32,6 +44,11 @@ bench_all_jobs() { bench_jobs_table | awk -F' *[|] *' '{print $1}'; }
 # 4 fio arguments).
 bench_job_field() {
 	bench_jobs_table | awk -F' *[|] *' -v n="$1" -v f="$2" '$1 == n {print $f}'
+}
+
+# bench_swap_mib NAME: the working set (swapverify -m) of swap job NAME, in MiB.
+bench_swap_mib() {
+	bench_job_field "$1" 4 | sed -n 's/.*-m *\([0-9][0-9]*\).*/\1/p'
 }
 
 # bench_select WHAT LIST ALL...: print the names in LIST (comma or space

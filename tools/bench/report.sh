@@ -12,8 +12,9 @@
 # the runs of: IOPS (read + write), MB/s (10^6 bytes/s, read + write),
 # mean latency and p99 latency (fio's lat_ns, submission to completion, in
 # microseconds; for a mixed job the mean is over all I/Os and the p99 is
-# the larger of the read and the write p99).  Then rmbd's ratio to each
-# peer and the project's targets.
+# the larger of the read and the write p99).  For a swap job (OUT/vm/bench/
+# swap/): the median completion time and pages swapped out and in.  Then
+# rmbd's ratio to each peer and the project's targets.
 #
 # Exit status 1 when rmbd was run and has no result for some job (or
 # failed to set up), 0 otherwise.
@@ -54,19 +55,39 @@ mapfile -t systems < <(jq -r '.systems[]' "$res/env.json")
 mapfile -t jobs < <(jq -r '.jobs[]' "$res/env.json")
 runs=$(jq -r '.runs' "$res/env.json")
 
+# The systems of job $1: all of them for a fio job; for a swap job those
+# with a device to swap to, and the baseline without a memory limit.
+job_systems() {
+	local s a
+	if [[ $(bench_job_field "$1" 2) != swap ]]; then
+		printf '%s\n' "${systems[@]}"
+		return
+	fi
+	for s in "${systems[@]}"; do
+		for a in "${BENCH_SWAP_SYSTEMS[@]}"; do
+			[[ $s == "$a" ]] && printf '%s\n' "$s"
+		done
+	done
+	printf '%s\n' "$BENCH_SWAP_BASELINE"
+}
+
 # Every run of every job on every system, as one JSON object a line.
-for s in "${systems[@]}"; do
-	for j in "${jobs[@]}"; do
+for j in "${jobs[@]}"; do
+	dir=fio get=$metrics
+	if [[ $(bench_job_field "$j" 2) == swap ]]; then
+		dir=swap get='{time_s, pswpout, pswpin, oom_kill, swapoff_s}'
+	fi
+	for s in $(job_systems "$j"); do
 		for (( r = 1; r <= runs; r++ )); do
-			f=$res/fio/$s/$j.$r
+			f=$res/$dir/$s/$j.$r
 			if [[ -f $f.failed ]]; then
 				jq -nc --arg s "$s" --arg j "$j" --argjson r "$r" --arg e "$(cat "$f.failed")" \
 					'{system: $s, job: $j, run: $r, error: $e}'
 			elif [[ -f $f.json ]]; then
 				jq -c --arg s "$s" --arg j "$j" --argjson r "$r" \
-					"{system: \$s, job: \$j, run: \$r} + ($metrics)" "$f.json" 2>/dev/null ||
-				jq -nc --arg s "$s" --arg j "$j" --argjson r "$r" \
-					'{system: $s, job: $j, run: $r, error: "unreadable fio output"}'
+					"{system: \$s, job: \$j, run: \$r} + ($get)" "$f.json" 2>/dev/null ||
+				jq -nc --arg s "$s" --arg j "$j" --argjson r "$r" --arg d "$dir" \
+					'{system: $s, job: $j, run: $r, error: "unreadable \($d) output"}'
 			fi
 		done
 	done
@@ -75,7 +96,11 @@ done > "$tmp/runs.jsonl"
 for j in "${jobs[@]}"; do
 	jq -nc --arg n "$j" --arg k "$(bench_job_field "$j" 2)" \
 		--arg d "$(bench_job_field "$j" 3)" --arg a "$(bench_job_field "$j" 4)" \
-		'{name: $n, kind: $k, description: $d, fio_args: $a}'
+		--arg sys "$(job_systems "$j")" --arg mib "$(bench_swap_mib "$j")" \
+		'{name: $n, kind: $k, description: $d, systems: ($sys | split("\n"))}
+		 + if $k == "swap" then {swapverify_args: $a, working_set_mib: ($mib | tonumber),
+			memory_max_mib: ($mib | tonumber / 2 | floor)}
+		   else {fio_args: $a} end'
 done > "$tmp/jobs.jsonl"
 
 for s in "${systems[@]}"; do
@@ -104,30 +129,36 @@ def ratio($a; $b): if $a == null or $b == null or $b == 0 then null else $a / $b
 ($env[0]) as $e
 | ($systems | add) as $sys
 | [$jobs[] as $job
-   | {name: $job.name, kind: $job.kind, description: $job.description,
-      fio_args: $job.fio_args,
-      results: ([$e.systems[] as $s
+   | ($job | del(.systems)) + {
+      results: ([$job.systems[] as $s
 		| [$runs[] | select(.job == $job.name and .system == $s)] as $rr
 		| [$rr[] | select(.error == null)] as $ok
-		| {($s): (if $sys[$s].status != "ok" then {status: "n/a", reason: $sys[$s].reason}
+		| {($s): (if ($sys[$s].status // "ok") != "ok" then {status: "n/a", reason: $sys[$s].reason}
 			  elif ($ok | length) == 0 then {status: "failed",
 				errors: [$rr[] | .error]}
 			  else {status: "ok", runs: ($ok | length),
 				failed_runs: (($rr | length) - ($ok | length)),
-				errors: [$rr[] | select(.error != null) | .error],
-				iops: ([$ok[].iops] | median),
-				mbps: ([$ok[].mbps] | median),
-				lat_mean_us: ([$ok[].lat_mean_us] | median),
-				lat_p99_us: ([$ok[].lat_p99_us] | median),
-				samples: [$ok[] | del(.system, .job)]} end)}]
+				errors: [$rr[] | select(.error != null) | .error]}
+			    + if $job.kind == "swap" then
+				{time_s: ([$ok[].time_s] | median),
+				 pswpout: ([$ok[].pswpout] | median),
+				 pswpin: ([$ok[].pswpin] | median),
+				 samples: [$ok[] | del(.system, .job)]}
+			      else
+				{iops: ([$ok[].iops] | median),
+				 mbps: ([$ok[].mbps] | median),
+				 lat_mean_us: ([$ok[].lat_mean_us] | median),
+				 lat_p99_us: ([$ok[].lat_p99_us] | median),
+				 samples: [$ok[] | del(.system, .job)]} end end)}]
 		| add)}
    | .results as $res
    | $res.rmbd as $r
-   | .ratios = ([$e.systems[] | select(. != "rmbd") as $p
-		| {($p): {iops: ratio($r.iops; $res[$p].iops),
+   | .ratios = ([$job.systems[] | select(. != "rmbd") as $p
+		| {($p): (if $job.kind == "swap" then {time: ratio($r.time_s; $res[$p].time_s)}
+			  else {iops: ratio($r.iops; $res[$p].iops),
 			  mbps: ratio($r.mbps; $res[$p].mbps),
 			  lat_mean: ratio($r.lat_mean_us; $res[$p].lat_mean_us),
-			  lat_p99: ratio($r.lat_p99_us; $res[$p].lat_p99_us)}}]
+			  lat_p99: ratio($r.lat_p99_us; $res[$p].lat_p99_us)} end)}]
 		| add // {})
   ] as $jr
 | def jobratio($j; $p; $m): ([$jr[] | select(.name == $j) | .ratios[$p][$m]] | first);
@@ -142,13 +173,20 @@ def ratio($a; $b): if $a == null or $b == null or $b == 0 then null else $a / $b
    target("4k randwrite QD16 IOPS >= 2x nvme-rdma"; "randwrite-qd16"; "nvme-rdma"; "iops"; ">="; 2),
    target("4k randread QD1 mean latency <= 0.6x nvme-rdma"; "randread-qd1"; "nvme-rdma"; "lat_mean"; "<="; 0.6),
    target("1M seq read MB/s >= 1.3x nvme-rdma"; "seqread-1m-qd4"; "nvme-rdma"; "mbps"; ">="; 1.3),
-   ($jr[] | . as $j
+   ($jr[] | select(.kind == "swap") | . as $j
+    | [$j.ratios["nvme-rdma"].time, $j.ratios.nbd.time] as $v
+    | {target: "\($j.name) job completion time: rmbd ahead of nvme-rdma and nbd",
+       job: $j.name, peer: "nvme-rdma,nbd", metric: "time", op: "<", threshold: 1,
+       value: (if any($v[]; . == null) then null else ($v | max) end),
+       values: {"nvme-rdma": $v[0], nbd: $v[1]},
+       met: (if any($v[]; . == null) then null else all($v[]; . < 1) end)}),
+   ($jr[] | select(.kind != "swap") | . as $j
     | target("\($j.name) IOPS ahead of nbd"; $j.name; "nbd"; "iops"; ">"; 1),
       (select($j.kind == "lat")
        | target("\($j.name) mean latency ahead of nbd"; $j.name; "nbd"; "lat_mean"; "<"; 1)))
   ] as $targets
 | {date: ($host.date // $e.date), commit: $host.commit, dirty: $host.dirty,
-   elapsed_s: $host.elapsed_s,
+   elapsed_s: $host.elapsed_s, vm_s: $host.vm_s,
    environment: {guest_kernel: $e.kernel, vcpus: $e.vcpus,
 		 mem_mib: ($e.mem_kb / 1024 | floor), rxe_mtu: $e.rxe_mtu,
 		 netdev_mtu: $e.netdev_mtu, fio: $e.fio, rdma_link: $e.rdma_link,
@@ -178,12 +216,13 @@ def x: if . == null then "-" else (fmt(2) + "x") end;
 . as $b
 | "rmbd benchmark \($b.date), commit \($b.commit)\(if $b.dirty then " (modified)" else "" end)",
   "guest: Linux \($b.environment.guest_kernel), \($b.environment.vcpus) vCPUs, \($b.environment.mem_mib) MiB, rxe0 MTU \($b.environment.rxe_mtu) (netdev \($b.environment.netdev_mtu)), QEMU \($b.environment.accel // "?"); \($b.config.device_size / 1048576 | floor) MiB devices",
-  "median of \($b.config.runs) runs of \($b.config.runtime_s) s (after \($b.config.ramp_s) s ramp), fio --direct=1; latency in us (submission to completion)",
-  "rmbd/x = rmbd divided by the row: IOPS (= MB/s ratio) higher is better, latency lower is better",
-  "",
-  ("job" | rpad(19)) + ("system" | rpad(11)) + ("IOPS" | lpad(8)) + ("MB/s" | lpad(9))
-	+ ("mean" | lpad(10)) + ("p99" | lpad(10)) + ("rmbd/x IOPS" | lpad(13)) + ("rmbd/x mean" | lpad(13)),
-  ($b.jobs[] as $j
+  (select(any($b.jobs[]; .kind != "swap"))
+   | "median of \($b.config.runs) runs of \($b.config.runtime_s) s (after \($b.config.ramp_s) s ramp), fio --direct=1; latency in us (submission to completion)",
+     "rmbd/x = rmbd divided by the row: IOPS (= MB/s ratio) higher is better, latency lower is better",
+     "",
+     ("job" | rpad(19)) + ("system" | rpad(11)) + ("IOPS" | lpad(8)) + ("MB/s" | lpad(9))
+	+ ("mean" | lpad(10)) + ("p99" | lpad(10)) + ("rmbd/x IOPS" | lpad(13)) + ("rmbd/x mean" | lpad(13))),
+  ($b.jobs[] | select(.kind != "swap") as $j
    | ($j.results | keys_unsorted)[] as $s
    | $j.results[$s] as $r
    | (if $s == ($j.results | keys_unsorted | first) then $j.name else "" end | rpad(19))
@@ -197,6 +236,25 @@ def x: if . == null then "-" else (fmt(2) + "x") end;
 	  + (if $r.failed_runs > 0 then "  (\($r.failed_runs) run(s) failed)" else "" end)
 	elif $r.status == "failed" then "FAILED" | lpad(8)
 	else "n/a" | lpad(8) end)),
+  ($b.jobs[] | select(.kind == "swap") as $j
+   | "",
+     "\($j.name): median of \($b.config.runs) runs of swapverify \($j.swapverify_args) (a \($j.working_set_mib) MiB working set written, read back and checked)",
+     "in a cgroup with memory.max \($j.memory_max_mib)M, each device in turn the only swap; no-limit: no memory.max, no swap used",
+     "time: completion time in s; out/in: MiB swapped out and in (pswpout/pswpin); rmbd/x time: lower is better",
+     "",
+     ("job" | rpad(19)) + ("system" | rpad(11)) + ("time s" | lpad(8)) + ("out MiB" | lpad(9))
+	+ ("in MiB" | lpad(10)) + ("rmbd/x time" | lpad(13)),
+     (($j.results | keys_unsorted)[] as $s
+      | $j.results[$s] as $r
+      | (if $s == ($j.results | keys_unsorted | first) then $j.name else "" end | rpad(19))
+	+ ($s | rpad(11))
+	+ (if $r.status == "ok" then
+	     ($r.time_s | fmt(2) | lpad(8)) + ($r.pswpout / 256 | fmt(0) | lpad(9))
+	     + ($r.pswpin / 256 | fmt(0) | lpad(10))
+	     + (if $s == "rmbd" then "" else ($j.ratios[$s].time | x | lpad(13)) end)
+	     + (if $r.failed_runs > 0 then "  (\($r.failed_runs) run(s) failed)" else "" end)
+	   elif $r.status == "failed" then "FAILED" | lpad(8)
+	   else "n/a" | lpad(8) end))),
   "",
   (if any($b.jobs[] | select(.name == "randread-qd1-hipri") | .results | to_entries[];
 	  .value.status == "ok" and ($b.systems[.key].polled | not)) then
@@ -205,7 +263,9 @@ def x: if . == null then "-" else (fmt(2) + "x") end;
   "targets (rmbd against its peers, medians above):",
   ($b.targets[] | select(.peer != "nbd")
    | "  " + (if .met == true then "MET    " elif .met == false then "NOT MET" else "n/a    " end)
-     + "  " + (.target | rpad(48)) + "  " + (.value | x)),
+     + "  " + (.target | rpad(57)) + "  "
+     + (if .values then ([.values | to_entries[] | "\(.value | x) \(.key)"] | join(", "))
+	else (.value | x) end)),
   ([$b.targets[] | select(.peer == "nbd")] as $n
    | [$n[] | select(.met == false)] as $miss
    | [$n[] | select(.met == null)] as $na

@@ -11,7 +11,8 @@
 # Environment (all optional):
 #   RMBD_BENCH_SYSTEMS  systems to run, comma or space separated
 #                       (default: rmbd,nvme-rdma,nbd,brd)
-#   RMBD_BENCH_JOBS     jobs to run (default: all; names in tools/bench/jobs.sh)
+#   RMBD_BENCH_JOBS     jobs to run (default: all; names in tools/bench/jobs.sh;
+#                       "swap" is the swap job, the others are fio's)
 #   RMBD_BENCH_RUNS     runs of each job on each system (default 3; the table
 #                       shows the median)
 #   RMBD_BENCH_RUNTIME  seconds measured per run (default 5)
@@ -51,7 +52,7 @@ source "$here/jobs.sh"
 die() { echo "bench: $*" >&2; exit "${2:-1}"; }
 
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then
-	sed -n '3,38p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+	awk 'NR < 3 {next} !/^#/ {exit} {print}' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 	exit 0
 fi
 (( $# == 0 )) || die "no arguments expected (see --help)" 2
@@ -97,10 +98,29 @@ done
 export RMBD_VM_MEM=${RMBD_VM_MEM:-$(( 1024 + ${#systems[@]} * (size >> 20) ))M}
 
 # Time: boot and setup, writing each device once (the network systems do
-# some 30 MB/s under TCG), then one fio process per job run (~3 s to start
-# under TCG) with a section per system (~1 s of its own).
-estimate=$(( 60 + ${#systems[@]} * (size / 30000000 + 5) +
-	${#jobs[@]} * runs * (3 + ${#systems[@]} * (ramp + runtime + 1)) ))
+# some 30 MB/s under TCG; for the fio jobs only), then one fio process per
+# job run (~3 s to start under TCG) with a section per system (~1 s of its
+# own); a swap job runs swapverify once per run on each swap system and
+# without a limit, some 15 s each under TCG with mkswap and swapoff.
+nfio=0 nswap=0 swap_sys=1
+for j in "${jobs[@]}"; do
+	if [[ $(bench_job_field "$j" 2) == swap ]]; then
+		nswap=$(( nswap + 1 ))
+		mib=$(bench_swap_mib "$j")
+		(( size >> 20 >= mib )) ||
+			die "RMBD_BENCH_SIZE must be at least ${mib}M for the $j job (its working set)" 2
+	else
+		nfio=$(( nfio + 1 ))
+	fi
+done
+for s in "${systems[@]}"; do
+	for a in "${BENCH_SWAP_SYSTEMS[@]}"; do
+		[[ $s == "$a" ]] && swap_sys=$(( swap_sys + 1 ))
+	done
+done
+estimate=$(( 60 + ${#systems[@]} * ((nfio > 0) * size / 30000000 + 5) +
+	nfio * runs * (3 + ${#systems[@]} * (ramp + runtime + 1)) +
+	nswap * runs * swap_sys * 15 ))
 tmo=$(( estimate * 2 + 300 ))
 
 # run-vm.sh runs scripts from inside the work tree only: a small generated
@@ -154,7 +174,11 @@ RMBD_RESULTS=$vmres "$repo/selftests/vm/run-vm.sh" --raw "$wrapper" 2>&1 |
 	grep --line-buffered -v -e '^KTAP version' -e '^1\.\.[0-9]*$' | tee "$out/run.log"
 vmrc=${PIPESTATUS[0]}
 elapsed=$(( $(date +%s) - start ))
-jq --argjson s "$elapsed" '. + {elapsed_s: $s}' "$out/host.json" > "$out/host.json.tmp" &&
+# The VM's own time, from boot to power-off: elapsed less any wait for
+# another VM to finish (run-vm.sh runs one at a time).
+vm_s=$(sed -n 's/^\(not \)\{0,1\}ok [0-9]* vm # \([0-9]*\) s$/\2/p' "$out/run.log" | tail -n 1)
+jq --argjson s "$elapsed" --argjson v "${vm_s:-null}" '. + {elapsed_s: $s, vm_s: $v}' \
+	"$out/host.json" > "$out/host.json.tmp" &&
 	mv "$out/host.json.tmp" "$out/host.json"
 
 rc=0
@@ -182,7 +206,8 @@ if (( vmrc != 0 )); then
 		rc=1
 	fi
 fi
-echo "bench: $(( elapsed / 60 )) min $(( elapsed % 60 )) s; results in $out (bench.json, bench.txt, vm/)"
+echo "bench: $(( elapsed / 60 )) min $(( elapsed % 60 )) s$([[ -n $vm_s ]] &&
+	echo " (the VM $(( vm_s / 60 )) min $(( vm_s % 60 )) s)"); results in $out (bench.json, bench.txt, vm/)"
 if (( rc )); then
 	echo "bench: FAIL"
 fi
