@@ -116,9 +116,12 @@ if [[ -n $errs ]]; then
 	while IFS= read -r l; do ktap "# $l"; done <<< "$errs"
 fi
 
-i=0
+# Results are numbered from FIRST on: run-vm.sh may boot several VMs.
+i=$(( ${FIRST:-1} - 1 ))
+j=0
 for t in "${TESTS[@]}"; do
-	tmo=${TIMEOUTS[$i]}
+	tmo=${TIMEOUTS[$j]}
+	j=$(( j + 1 ))
 	i=$(( i + 1 ))
 	name=$(basename "$t" .sh)
 	log=$out/$name.log

@@ -10,14 +10,22 @@
 #   (e.g. "01-data-verify", or just "01").  With no TEST, every tests/[0-9]*.sh runs.
 #   --raw passes the tests' output through unprefixed (for the demo).
 #
+# A test script may carry these header lines:
+#   # timeout=N       seconds it may run (default: timeout= in vm/settings)
+#   # vm-mem=SIZE     run it in a VM of its own with SIZE of memory (qemu -m
+#                     syntax, e.g. 384M); the tests without one share one VM
+#                     of RMBD_VM_MEM, booted first.  Results are numbered in
+#                     the order the tests run; a test's own VM keeps its
+#                     console.log and dmesg.log in RMBD_RESULTS/<test>/.
+#
 # Environment:
 #   RMBD_KVER         kernel release to boot (default: newest in /lib/modules
 #                     that has /boot/vmlinuz-<release>)
-#   RMBD_VM_MEM       guest memory (default 2G)
+#   RMBD_VM_MEM       guest memory of the shared VM (default 2G)
 #   RMBD_VM_SMP       guest CPUs (default 2)
 #   RMBD_VM_KVM=1     use KVM instead of TCG
-#   RMBD_VM_TIMEOUT   seconds before the whole VM is killed (default: sum of
-#                     the tests' timeouts plus a boot budget)
+#   RMBD_VM_TIMEOUT   seconds before a VM is killed (default: sum of its
+#                     tests' timeouts plus a boot budget)
 #   RMBD_RESULTS      results directory (default selftests/results/vm)
 #   RMBD_CACHE        cache directory (default ${XDG_CACHE_HOME:-~/.cache}/rmbd)
 #
@@ -36,7 +44,7 @@ tests=()
 while (( $# )); do
 	case "$1" in
 	--raw) raw=1 ;;
-	-h|--help) sed -n '5,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '4,/^# Exit status/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "run-vm: unknown option $1" >&2; exit 2 ;;
 	*) tests+=("$1") ;;
 	esac
@@ -84,6 +92,12 @@ test_timeout() {
 	local v
 	v=$(sed -n 's/^# timeout=\([0-9]\+\)$/\1/p' "$1" | head -n 1)
 	echo "${v:-$default_timeout}"
+}
+
+# A test with a "# vm-mem=SIZE" line runs in a VM of its own with SIZE of
+# memory (a number with an optional K, M or G suffix, as qemu -m takes).
+test_mem() {
+	sed -n 's/^# vm-mem=\([0-9]\+[KMG]\?\)$/\1/p' "$1" | head -n 1
 }
 
 kver=${RMBD_KVER:-}
@@ -167,153 +181,218 @@ if [[ -n $(ls -A "$results") && ! -f $results/.rmbd-vm-results &&
 fi
 rm -rf "${results:?}"/*
 touch "$results/.rmbd-vm-results"
-{
-	printf 'REPO=%q\n' "$repo"
-	printf 'RAW=%q\n' "$raw"
-	printf 'TESTS=('
-	printf '%q ' "${paths[@]}"
-	printf ')\n'
-	printf 'TIMEOUTS=('
-	for p in "${paths[@]}"; do
-		printf '%q ' "$(test_timeout "$p")"
-	done
-	printf ')\n'
-} > "$results/job"
 
-boot_budget=180
-vm_timeout=${RMBD_VM_TIMEOUT:-}
-if [[ -z $vm_timeout ]]; then
-	vm_timeout=$boot_budget
-	for p in "${paths[@]}"; do
-		vm_timeout=$(( vm_timeout + $(test_timeout "$p") + 30 ))
-	done
+# The boots: one VM for every test without a "# vm-mem=" line, then one of
+# its own for each test with one.  Tests are numbered in that order.
+order=()
+boot_first=()	# index in order of each boot's first test
+boot_count=()
+boot_mem=()
+for p in "${paths[@]}"; do
+	[[ -z $(test_mem "$p") ]] && order+=("$p")
+done
+if (( ${#order[@]} )); then
+	boot_first+=(0)
+	boot_count+=("${#order[@]}")
+	boot_mem+=("${RMBD_VM_MEM:-2G}")
 fi
+for p in "${paths[@]}"; do
+	m=$(test_mem "$p")
+	[[ -n $m ]] || continue
+	boot_first+=("${#order[@]}")
+	boot_count+=(1)
+	boot_mem+=("$m")
+	order+=("$p")
+done
 
-mem=${RMBD_VM_MEM:-2G}
 smp=${RMBD_VM_SMP:-2}
 if [[ ${RMBD_VM_KVM:-0} == 1 ]]; then
 	accel=(-accel kvm -cpu host)
 else
 	accel=(-accel tcg -cpu max)
 fi
-
-qemu=(
-	qemu-system-x86_64 "${accel[@]}" -m "$mem" -smp "$smp"
-	-nographic -no-reboot -monitor none -nic none
-	-serial "file:$results/console.log"
-	-kernel "$kernel" -initrd "$initrd"
-	-append "console=ttyS0 panic=-1 mitigations=off rmbd.guest=$vm_dir/guest.sh"
-	-fsdev "local,id=root,path=/,security_model=none,readonly=on,multidevs=remap"
-	-device virtio-9p-pci,fsdev=root,mount_tag=rootfs
-	-fsdev "local,id=repo,path=$repo,security_model=none,readonly=on,multidevs=remap"
-	-device virtio-9p-pci,fsdev=repo,mount_tag=rmbdrepo
-	-fsdev "local,id=out,path=$results,security_model=none,multidevs=remap"
-	-device virtio-9p-pci,fsdev=out,mount_tag=rmbdout
-)
+boot_budget=180
 
 # ---- run ---------------------------------------------------------------
 
-n=${#paths[@]}
+n=${#order[@]}
 echo "KTAP version 1"
 echo "1..$(( n + 1 ))"
 
-start=$(date +%s)
-timeout -k 5 "$vm_timeout" "${qemu[@]}" < /dev/null > "$results/qemu.log" 2>&1 &
-qpid=$!
-
-# Print the guest's KTAP lines as they arrive and watch for a guest whose
-# own per-test timeout could not end a test (a task stuck in the kernel).
-printed=0
-cur=
-cur_since=$start
-killed=
-flush_ktap() {
-	local lines
-	[[ -f $results/ktap ]] || return 0
-	lines=$(wc -l < "$results/ktap")
-	if (( lines > printed )); then
-		sed -n "$(( printed + 1 )),${lines}p" "$results/ktap"
-		printed=$lines
-	fi
-}
-while kill -0 "$qpid" 2>/dev/null; do
-	sleep 1
-	flush_ktap
-	c=$(cat "$results/current" 2>/dev/null || true)
-	now=$(date +%s)
-	if [[ $c != "$cur" ]]; then
-		cur=$c
-		cur_since=$now
-	fi
-	if [[ -n $cur && $cur != done ]]; then
-		read -r _ cname t <<< "$cur"
-		if (( now - cur_since > t + 90 )); then
-			killed="$cname still running $(( now - cur_since )) s after it started (timeout $t s)"
-			kill "$qpid" 2>/dev/null || true
-		fi
-	fi
-done
-rc=0
-wait "$qpid" || rc=$?
-flush_ktap
-elapsed=$(( $(date +%s) - start ))
-
-# ---- account -----------------------------------------------------------
-
 diag() { sed 's/^/# /'; }
-console_errors() {
-	grep -aE 'WARNING:|BUG:|Oops|general protection|KASAN|UBSAN|possible circular locking|blocked for more than|kernel BUG|Call Trace|Kernel panic|initramfs:' \
-		"$results/console.log" 2>/dev/null | grep -avE '^(#|ok |not ok )' | tail -n 40 | diag
-}
 
-declare -A have
-while read -r _ num _; do
-	have[$num]=1
-done < <(grep -aE '^(not )?ok [0-9]+ ' "$results/ktap" 2>/dev/null | sed 's/^not //')
+# Boot one VM for tests FIRST+1 .. FIRST+COUNT of order[] with MEM of
+# memory and the results share OUT; print their KTAP lines, and a result
+# for each test the guest did not report.  Sets failed=1 on a failure and
+# adds to vm_why what went wrong with the VM itself (LABEL: ...).
+run_boot() {	# FIRST COUNT MEM OUT LABEL
+	local first=$1 count=$2 mem=$3 out=$4 label=$5 p i
+	local -a bpaths=("${order[@]:first:count}")
+	mkdir -p "$out"
+	{
+		printf 'REPO=%q\n' "$repo"
+		printf 'RAW=%q\n' "$raw"
+		printf 'FIRST=%q\n' "$(( first + 1 ))"
+		printf 'TESTS=('
+		printf '%q ' "${bpaths[@]}"
+		printf ')\n'
+		printf 'TIMEOUTS=('
+		for p in "${bpaths[@]}"; do
+			printf '%q ' "$(test_timeout "$p")"
+		done
+		printf ')\n'
+	} > "$out/job"
 
-why=
-if [[ -n $killed ]]; then
-	why="VM killed: $killed"
-elif (( rc == 124 || rc == 137 )); then
-	why="VM timed out after $vm_timeout s"
-elif (( rc != 0 )); then
-	why="qemu exited with status $rc"
-elif [[ ! -f $results/done ]]; then
-	why="VM stopped before the tests finished (crash or panic)"
-fi
+	local vm_timeout=${RMBD_VM_TIMEOUT:-}
+	if [[ -z $vm_timeout ]]; then
+		vm_timeout=$boot_budget
+		for p in "${bpaths[@]}"; do
+			vm_timeout=$(( vm_timeout + $(test_timeout "$p") + 30 ))
+		done
+	fi
 
-running=
-if [[ -n $why && $cur != done ]]; then
-	read -r running _ <<< "$cur"
-fi
-failed=0
-for (( i = 1; i <= n; i++ )); do
-	if [[ -z ${have[$i]:-} ]]; then
-		name=$(basename "${paths[i-1]}" .sh)
-		if [[ $i == "$running" ]]; then
-			echo "# $why"
-			console_errors
-			echo "not ok $i $name # ${why}"
-		else
-			echo "not ok $i $name # not run: ${why:-no result}"
+	local qemu=(
+		qemu-system-x86_64 "${accel[@]}" -m "$mem" -smp "$smp"
+		-nographic -no-reboot -monitor none -nic none
+		-serial "file:$out/console.log"
+		-kernel "$kernel" -initrd "$initrd"
+		-append "console=ttyS0 panic=-1 mitigations=off rmbd.guest=$vm_dir/guest.sh"
+		-fsdev "local,id=root,path=/,security_model=none,readonly=on,multidevs=remap"
+		-device virtio-9p-pci,fsdev=root,mount_tag=rootfs
+		-fsdev "local,id=repo,path=$repo,security_model=none,readonly=on,multidevs=remap"
+		-device virtio-9p-pci,fsdev=repo,mount_tag=rmbdrepo
+		-fsdev "local,id=out,path=$out,security_model=none,multidevs=remap"
+		-device virtio-9p-pci,fsdev=out,mount_tag=rmbdout
+	)
+
+	local start qpid
+	start=$(date +%s)
+	timeout -k 5 "$vm_timeout" "${qemu[@]}" < /dev/null > "$out/qemu.log" 2>&1 &
+	qpid=$!
+
+	# Print the guest's KTAP lines as they arrive and watch for a guest
+	# whose own per-test timeout could not end a test (a task stuck in the
+	# kernel).
+	local printed=0 cur='' cur_since=$start killed='' c now cname t lines
+	flush_ktap() {
+		[[ -f $out/ktap ]] || return 0
+		lines=$(wc -l < "$out/ktap")
+		if (( lines > printed )); then
+			sed -n "$(( printed + 1 )),${lines}p" "$out/ktap"
+			printed=$lines
 		fi
+	}
+	while kill -0 "$qpid" 2>/dev/null; do
+		sleep 1
+		flush_ktap
+		c=$(cat "$out/current" 2>/dev/null || true)
+		now=$(date +%s)
+		if [[ $c != "$cur" ]]; then
+			cur=$c
+			cur_since=$now
+		fi
+		if [[ -n $cur && $cur != done ]]; then
+			read -r _ cname t <<< "$cur"
+			if (( now - cur_since > t + 90 )); then
+				killed="$cname still running $(( now - cur_since )) s after it started (timeout $t s)"
+				kill "$qpid" 2>/dev/null || true
+			fi
+		fi
+	done
+	local rc=0
+	wait "$qpid" || rc=$?
+	flush_ktap
+
+	# ---- account ---------------------------------------------------
+
+	console_errors() {
+		grep -aE 'WARNING:|BUG:|Oops|general protection|KASAN|UBSAN|possible circular locking|blocked for more than|kernel BUG|Call Trace|Kernel panic|initramfs:' \
+			"$out/console.log" 2>/dev/null | grep -avE '^(#|ok |not ok )' | tail -n 40 | diag
+	}
+
+	local -A have
+	local num
+	while read -r _ num _; do
+		have[$num]=1
+	done < <(grep -aE '^(not )?ok [0-9]+ ' "$out/ktap" 2>/dev/null | sed 's/^not //')
+
+	local why=
+	if [[ -n $killed ]]; then
+		why="VM killed: $killed"
+	elif (( rc == 124 || rc == 137 )); then
+		why="VM timed out after $vm_timeout s"
+	elif (( rc != 0 )); then
+		why="qemu exited with status $rc"
+	elif [[ ! -f $out/done ]]; then
+		why="VM stopped before the tests finished (crash or panic)"
+	fi
+
+	local running='' name
+	if [[ -n $why && $cur != done ]]; then
+		read -r running _ <<< "$cur"
+	fi
+	for (( i = first + 1; i <= first + count; i++ )); do
+		if [[ -z ${have[$i]:-} ]]; then
+			name=$(basename "${order[i-1]}" .sh)
+			if [[ $i == "$running" ]]; then
+				echo "# $why"
+				console_errors
+				echo "not ok $i $name # ${why}"
+			else
+				echo "not ok $i $name # not run: ${why:-no result}"
+			fi
+			failed=1
+		fi
+	done
+	if grep -qa '^not ok ' "$out/ktap" 2>/dev/null; then
 		failed=1
 	fi
-done
-if grep -qa '^not ok ' "$results/ktap" 2>/dev/null; then
-	failed=1
-fi
 
-# The last test stands for the VM itself: it booted, ran everything and
-# stopped on its own, in time, with no kernel error outside the tests.
-if [[ -z $why ]] && ! grep -qa '^# vm-error' "$results/ktap"; then
+	# The VM booted, ran everything and stopped on its own, in time, with
+	# no kernel error outside the tests.
+	if [[ -z $why ]] && grep -qa '^# vm-error' "$out/ktap"; then
+		why="kernel errors outside the tests"
+	fi
+	if [[ -n $why ]]; then
+		if [[ $why != kernel* ]]; then
+			echo "# last lines of the console ($out/console.log):"
+			tail -n 40 "$out/console.log" 2>/dev/null | diag
+		fi
+		vm_why+="${vm_why:+; }${label:+$label: }$why"
+	fi
+
+	# A test's own VM keeps the boot's files in a directory of its own;
+	# its logs join the others.
+	if [[ $out != "$results" ]]; then
+		for p in "${bpaths[@]}"; do
+			name=$(basename "$p" .sh)
+			mv -f "$out/$name.log" "$out/$name.dmesg" "$results/" 2>/dev/null || true
+		done
+	fi
+}
+
+start=$(date +%s)
+failed=0
+vm_why=
+for (( b = 0; b < ${#boot_first[@]}; b++ )); do
+	out=$results
+	label=
+	if (( b > 0 )); then
+		out=$results/$(basename "${order[boot_first[b]]}" .sh)
+	fi
+	if (( ${#boot_first[@]} > 1 )); then
+		label="VM $(( b + 1 )) of ${#boot_first[@]}, ${boot_mem[b]}"
+		echo "# $label"
+	fi
+	run_boot "${boot_first[b]}" "${boot_count[b]}" "${boot_mem[b]}" "$out" "$label"
+done
+elapsed=$(( $(date +%s) - start ))
+
+# The last test stands for the VMs themselves.
+if [[ -z $vm_why ]]; then
 	echo "ok $(( n + 1 )) vm # ${elapsed} s"
 else
-	echo "# ${why:-kernel errors outside the tests}"
-	if [[ -n $why ]]; then
-		echo "# last lines of the console ($results/console.log):"
-		tail -n 40 "$results/console.log" 2>/dev/null | diag
-	fi
+	echo "# $vm_why"
 	echo "not ok $(( n + 1 )) vm # ${elapsed} s"
 	failed=1
 fi
