@@ -4,7 +4,8 @@
 #
 #   make            kernel modules, librmbd and the rmbd CLI
 #   make check      every test: host tests, then the VM suite (as root)
-#   make demo       remote memory as a file system, in a VM on soft-RoCE
+#   make demo       remote memory as a file system and as swap, in a VM on
+#                   soft-RoCE
 #   make bench      fio on rmbd, nvme-rdma, nbd and brd in a VM (as root;
 #                   see Documentation/performance.rst)
 #   make deps       install the Debian packages the build and tests need
