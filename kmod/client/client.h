@@ -136,6 +136,9 @@ struct rmbd_c_dev {
 	u32			tag;
 
 	struct work_struct	err_work;
+	/* RMBD_OP_KEEPALIVE every @ka_interval jiffies; 0: the target wants none */
+	struct delayed_work	ka_work;
+	unsigned long		ka_interval;
 	struct blk_mq_tag_set	tag_set;
 	struct gendisk		*disk;
 };
@@ -148,6 +151,8 @@ extern struct workqueue_struct *rmbd_c_wq;
 int rmbd_c_session_start(struct rmbd_c_dev *dev, const char **why);
 void rmbd_c_session_stop(struct rmbd_c_dev *dev);
 void rmbd_c_queues_fail(struct rmbd_c_dev *dev);
+void rmbd_c_keepalive_work(struct work_struct *work);
+void rmbd_c_keepalive_start(struct rmbd_c_dev *dev);
 void rmbd_c_read_write_done(struct ib_cq *cq, struct ib_wc *wc);
 void rmbd_c_lead_done(struct ib_cq *cq, struct ib_wc *wc);
 void rmbd_c_post_batch(struct rmbd_c_queue *q);

@@ -399,6 +399,7 @@ int rmbd_c_dev_connect(const struct rmbd_c_connect_args *args, int *index,
 	dev->queue_depth = args->queue_depth;
 	dev->state = RMBD_DEV_STATE_CONNECTING;
 	INIT_WORK(&dev->err_work, rmbd_c_err_work);
+	INIT_DELAYED_WORK(&dev->ka_work, rmbd_c_keepalive_work);
 
 	ret = ida_alloc_max(&rmbd_c_ida, MINORMASK / RMBD_C_MINORS,
 			    GFP_KERNEL);
@@ -423,6 +424,8 @@ int rmbd_c_dev_connect(const struct rmbd_c_connect_args *args, int *index,
 	pr_info("rmbd%d: %llu bytes of %s on %pISpc, %u I/O and %u poll queues\n",
 		dev->index, dev->size, dev->export_name, &dev->addr,
 		dev->nr_io_queues, dev->nr_poll_queues);
+	/* Before it is live: nobody can disconnect it before this is queued. */
+	rmbd_c_keepalive_start(dev);
 	mutex_lock(&rmbd_c_mutex);
 	/* A queue may have failed meanwhile: then the device stays failed. */
 	if (dev->state == RMBD_DEV_STATE_CONNECTING)

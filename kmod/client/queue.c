@@ -6,6 +6,7 @@
 
 #include <linux/slab.h>
 #include <linux/log2.h>
+#include <linux/sched/mm.h>
 #include <net/net_namespace.h>
 #include <rdma/ib_cm.h>
 #include "client.h"
@@ -405,6 +406,7 @@ static int rmbd_c_open(struct rmbd_c_dev *dev, const char **why)
 {
 	struct rmbd_open_req *req = dev->send_buf;
 	struct rmbd_open_rsp *rsp = dev->recv_buf;
+	u32 timeout_ms;
 	int ret;
 
 	memset(req, 0, RMBD_MSG_SIZE);
@@ -422,6 +424,9 @@ static int rmbd_c_open(struct rmbd_c_dev *dev, const char **why)
 		return -EPROTO;
 	}
 	dev->slab_shift = ilog2(dev->slab_size);
+	timeout_ms = le32_to_cpu(rsp->session_timeout_ms);
+	/* Three keepalives per timeout: one lost message is not the end. */
+	dev->ka_interval = timeout_ms ? max(msecs_to_jiffies(timeout_ms / 3), 1UL) : 0;
 	dev->slabs = kvcalloc(dev->nr_slabs, sizeof(*dev->slabs),
 			      GFP_KERNEL | __GFP_NOWARN);
 	if (!dev->slabs)
@@ -594,6 +599,34 @@ int rmbd_c_session_start(struct rmbd_c_dev *dev, const char **why)
 	return 0;
 }
 
+/* Keep the target's session alive; a failed keepalive fails the device. */
+void rmbd_c_keepalive_work(struct work_struct *work)
+{
+	struct rmbd_c_dev *dev = container_of(to_delayed_work(work),
+					      struct rmbd_c_dev, ka_work);
+	unsigned int noio = memalloc_noio_save();
+	const char *why = "";
+	int ret;
+
+	ret = rmbd_c_admin_xfer(dev, RMBD_OP_KEEPALIVE,
+				sizeof(struct rmbd_msg_hdr), &why);
+	memalloc_noio_restore(noio);
+	if (ret) {
+		if (!READ_ONCE(dev->stopping))
+			pr_warn("rmbd%d: keepalive failed (%d) %s\n",
+				dev->index, ret, why);
+		rmbd_c_schedule_fail(dev);
+		return;
+	}
+	queue_delayed_work(rmbd_c_wq, &dev->ka_work, dev->ka_interval);
+}
+
+void rmbd_c_keepalive_start(struct rmbd_c_dev *dev)
+{
+	if (dev->ka_interval)
+		queue_delayed_work(rmbd_c_wq, &dev->ka_work, dev->ka_interval);
+}
+
 /**
  * rmbd_c_queues_fail() - stop I/O on every queue
  * @dev: the device
@@ -631,6 +664,8 @@ void rmbd_c_session_stop(struct rmbd_c_dev *dev)
 	if (!dev->queues)
 		return;
 	rmbd_c_queues_fail(dev);
+	/* Its admin exchange ends now that the queue pairs are in error. */
+	cancel_delayed_work_sync(&dev->ka_work);
 	for (i = 0; i < dev->nr_queues; i++)
 		if (test_bit(RMBD_C_Q_ALLOCATED, &dev->queues[i].flags))
 			ib_drain_qp(dev->queues[i].cm_id->qp);

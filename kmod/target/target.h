@@ -117,6 +117,11 @@ struct rmbd_t_session {
 	struct completion	reg_done;
 	int			wr_status;
 
+	/* Released when the admin queue is silent for @timeout jiffies. */
+	unsigned long		last_heard;
+	unsigned long		timeout;
+	struct delayed_work	timeout_work;
+
 	struct work_struct	release_work;
 };
 
@@ -136,6 +141,7 @@ extern struct list_head rmbd_t_exports;
 extern struct list_head rmbd_t_sessions;
 extern struct list_head rmbd_t_listeners;
 extern struct workqueue_struct *rmbd_t_wq;
+extern unsigned int rmbd_t_session_timeout;
 
 /* export.c */
 struct rmbd_export *rmbd_export_find(const char *name);
