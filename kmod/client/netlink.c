@@ -9,6 +9,11 @@
 #include "client.h"
 #include "nlmsg.h"
 
+static struct netlink_range_validation rmbd_c_loss_timeout_range = {
+	.min	= 0,
+	.max	= RMBD_MAX_LOSS_TIMEOUT,
+};
+
 static const struct nla_policy rmbd_c_policy[RMBD_CLIENT_ATTR_MAX + 1] = {
 	[RMBD_CLIENT_ATTR_DEV_INDEX]	= { .type = NLA_U32 },
 	[RMBD_CLIENT_ATTR_DEV_NAME]	= { .type = NLA_REJECT },
@@ -28,6 +33,11 @@ static const struct nla_policy rmbd_c_policy[RMBD_CLIENT_ATTR_MAX + 1] = {
 	[RMBD_CLIENT_ATTR_FORCE]	= { .type = NLA_FLAG },
 	[RMBD_CLIENT_ATTR_NR_POLL_QUEUES] =
 		NLA_POLICY_MAX(NLA_U32, RMBD_MAX_IO_QUEUES),
+	[RMBD_CLIENT_ATTR_RECONNECT_DELAY] =
+		NLA_POLICY_RANGE(NLA_U32, 1, RMBD_MAX_RECONNECT_DELAY),
+	[RMBD_CLIENT_ATTR_LOSS_TIMEOUT] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &rmbd_c_loss_timeout_range),
+	[RMBD_CLIENT_ATTR_NR_RECONNECTS] = { .type = NLA_REJECT },
 };
 
 static struct genl_family rmbd_c_family;
@@ -57,7 +67,12 @@ static int rmbd_c_fill_dev(struct sk_buff *skb, struct rmbd_c_dev *dev,
 			dev->nr_poll_queues) ||
 	    nla_put_u32(skb, RMBD_CLIENT_ATTR_QUEUE_DEPTH, dev->queue_depth) ||
 	    nla_put_u64_64bit(skb, RMBD_CLIENT_ATTR_SLAB_SIZE, dev->slab_size,
-			      RMBD_CLIENT_ATTR_PAD)) {
+			      RMBD_CLIENT_ATTR_PAD) ||
+	    nla_put_u32(skb, RMBD_CLIENT_ATTR_RECONNECT_DELAY,
+			dev->reconnect_delay) ||
+	    nla_put_u32(skb, RMBD_CLIENT_ATTR_LOSS_TIMEOUT, dev->loss_timeout) ||
+	    nla_put_u32(skb, RMBD_CLIENT_ATTR_NR_RECONNECTS,
+			dev->nr_reconnects)) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
 	}
@@ -115,6 +130,12 @@ static int rmbd_c_connect(struct sk_buff *skb, struct genl_info *info)
 	args.queue_depth = attrs[RMBD_CLIENT_ATTR_QUEUE_DEPTH] ?
 			   nla_get_u32(attrs[RMBD_CLIENT_ATTR_QUEUE_DEPTH]) :
 			   RMBD_DEFAULT_QUEUE_DEPTH;
+	args.reconnect_delay = attrs[RMBD_CLIENT_ATTR_RECONNECT_DELAY] ?
+		nla_get_u32(attrs[RMBD_CLIENT_ATTR_RECONNECT_DELAY]) :
+		RMBD_DEFAULT_RECONNECT_DELAY;
+	args.loss_timeout = attrs[RMBD_CLIENT_ATTR_LOSS_TIMEOUT] ?
+		nla_get_u32(attrs[RMBD_CLIENT_ATTR_LOSS_TIMEOUT]) :
+		RMBD_DEFAULT_LOSS_TIMEOUT;
 
 	ret = rmbd_c_dev_connect(&args, &index, &why);
 	if (ret) {

@@ -19,8 +19,17 @@
 /* Largest discard or write zeroes one work request carries. */
 #define RMBD_C_ZERO_MAX		(2U << 20)
 
-static void rmbd_c_schedule_fail(struct rmbd_c_dev *dev)
+/**
+ * rmbd_c_schedule_fail() - the session is broken: recover or fail
+ * @dev: the device
+ *
+ * From now on requests that fail are requeued rather than ended, unless
+ * the device is dead; err_work decides what happens next.
+ */
+void rmbd_c_schedule_fail(struct rmbd_c_dev *dev)
 {
+	if (dev->loss_timeout)
+		set_bit(RMBD_C_DEV_RECOVERING, &dev->flags);
 	queue_work(rmbd_c_wq, &dev->err_work);
 }
 
@@ -185,6 +194,7 @@ static int rmbd_c_first_device(struct rmbd_c_dev *dev, struct ib_device *ibdev,
 			       const char **why)
 {
 	struct ib_device_attr *attrs = &ibdev->attrs;
+	unsigned int segs;
 
 	dev->pd = ib_alloc_pd(ibdev, 0);
 	if (IS_ERR(dev->pd)) {
@@ -194,7 +204,14 @@ static int rmbd_c_first_device(struct rmbd_c_dev *dev, struct ib_device *ibdev,
 		return ret;
 	}
 	dev->ibdev = ibdev;
-	dev->max_segs = min3(attrs->max_send_sge, attrs->max_sge_rd, 128);
+	segs = min3(attrs->max_send_sge, attrs->max_sge_rd, 128);
+	/* The disk's limits and request layout were sized at first connect. */
+	if (dev->max_segs && segs < dev->max_segs) {
+		*why = "the RDMA device now supports fewer SGEs than the device was created with";
+		return -EXDEV;
+	}
+	if (!dev->max_segs)
+		dev->max_segs = segs;
 	/* +2: drain, and the admin queue's receives share the CQ */
 	if (dev->queue_depth + 2 > attrs->max_qp_wr ||
 	    dev->queue_depth + 2 > attrs->max_cqe) {
@@ -213,15 +230,9 @@ static int rmbd_c_queue_connect(struct rmbd_c_dev *dev, unsigned int idx,
 	struct rdma_cm_id *cm_id;
 	int ret;
 
-	q->dev = dev;
-	q->idx = idx;
-	q->poll = idx > dev->nr_io_queues;
-	q->depth = idx ? dev->queue_depth : RMBD_C_ADMIN_DEPTH;
-	init_completion(&q->cm_done);
-	spin_lock_init(&q->lock);
-	INIT_LIST_HEAD(&q->batch);
-	INIT_LIST_HEAD(&q->posted);
-
+	reinit_completion(&q->cm_done);
+	q->cm_error = 0;
+	q->cm_why = NULL;
 	cm_id = rdma_create_id(&init_net, rmbd_c_cm_handler, q, RDMA_PS_TCP,
 			       IB_QPT_RC);
 	if (IS_ERR(cm_id))
@@ -288,7 +299,13 @@ static int rmbd_c_queue_connect(struct rmbd_c_dev *dev, unsigned int idx,
 
 static void rmbd_c_queue_destroy_qp(struct rmbd_c_queue *q)
 {
-	if (test_and_clear_bit(RMBD_C_Q_ALLOCATED, &q->flags)) {
+	unsigned long flags;
+
+	if (test_bit(RMBD_C_Q_ALLOCATED, &q->flags)) {
+		/* blk-mq may poll at any time, even with the queue quiesced. */
+		spin_lock_irqsave(&q->poll_lock, flags);
+		clear_bit(RMBD_C_Q_ALLOCATED, &q->flags);
+		spin_unlock_irqrestore(&q->poll_lock, flags);
 		rdma_destroy_qp(q->cm_id);
 		if (q->cq_from_pool)
 			ib_cq_pool_put(q->cq, q->cq_size);
@@ -416,9 +433,19 @@ static int rmbd_c_open(struct rmbd_c_dev *dev, const char **why)
 		*why = "target has no export with this name";
 	if (ret)
 		return ret;
-	dev->size = le64_to_cpu(rsp->size);
-	dev->slab_size = le64_to_cpu(rsp->slab_size);
-	dev->nr_slabs = le32_to_cpu(rsp->nr_slabs);
+	if (dev->slabs) {
+		/* Reconnecting: the export must be the one we had. */
+		if (le64_to_cpu(rsp->size) != dev->size ||
+		    le64_to_cpu(rsp->slab_size) != dev->slab_size ||
+		    le32_to_cpu(rsp->nr_slabs) != dev->nr_slabs) {
+			*why = "the export changed its size or slab size";
+			return -ESTALE;
+		}
+	} else {
+		dev->size = le64_to_cpu(rsp->size);
+		dev->slab_size = le64_to_cpu(rsp->slab_size);
+		dev->nr_slabs = le32_to_cpu(rsp->nr_slabs);
+	}
 	if (rmbd_check_geometry(dev->size, dev->slab_size, dev->nr_slabs)) {
 		*why = "target announced an invalid export geometry";
 		return -EPROTO;
@@ -427,8 +454,9 @@ static int rmbd_c_open(struct rmbd_c_dev *dev, const char **why)
 	timeout_ms = le32_to_cpu(rsp->session_timeout_ms);
 	/* Three keepalives per timeout: one lost message is not the end. */
 	dev->ka_interval = timeout_ms ? max(msecs_to_jiffies(timeout_ms / 3), 1UL) : 0;
-	dev->slabs = kvcalloc(dev->nr_slabs, sizeof(*dev->slabs),
-			      GFP_KERNEL | __GFP_NOWARN);
+	if (!dev->slabs)
+		dev->slabs = kvcalloc(dev->nr_slabs, sizeof(*dev->slabs),
+				      GFP_KERNEL | __GFP_NOWARN);
 	if (!dev->slabs)
 		return -ENOMEM;
 	return 0;
@@ -479,10 +507,15 @@ static int rmbd_c_zero_mr_setup(struct rmbd_c_dev *dev, const char **why)
 	struct ib_mr *mr;
 	int n, ret;
 
-	if (!(attrs->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS))
-		return 0;
 	pages = min_t(u64, dev->slab_size, RMBD_C_ZERO_MAX) >> PAGE_SHIFT;
 	pages = min(pages, attrs->max_fast_reg_page_list_len);
+	if (!(attrs->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS))
+		pages = 0;
+	/* Reconnecting: the disk already advertises a discard limit. */
+	if (dev->disk && (pages << PAGE_SHIFT) < dev->zero_limit) {
+		*why = "the RDMA device now registers less memory than the device was created with";
+		return -EXDEV;
+	}
 	if (!pages)
 		return 0;
 
@@ -557,6 +590,35 @@ static void rmbd_c_zero_mr_free(struct rmbd_c_dev *dev)
 	dev->zero_len = 0;
 }
 
+/*
+ * The queues outlive sessions: blk-mq's hardware contexts point at them
+ * and poll them, so a reconnect reuses them.
+ */
+static int rmbd_c_queues_alloc(struct rmbd_c_dev *dev)
+{
+	unsigned int i;
+
+	dev->nr_queues = 1 + dev->nr_io_queues + dev->nr_poll_queues;
+	dev->queues = kcalloc(dev->nr_queues, sizeof(*dev->queues),
+			      GFP_KERNEL);
+	if (!dev->queues)
+		return -ENOMEM;
+	for (i = 0; i < dev->nr_queues; i++) {
+		struct rmbd_c_queue *q = &dev->queues[i];
+
+		q->dev = dev;
+		q->idx = i;
+		q->poll = i > dev->nr_io_queues;
+		q->depth = i ? dev->queue_depth : RMBD_C_ADMIN_DEPTH;
+		init_completion(&q->cm_done);
+		spin_lock_init(&q->lock);
+		spin_lock_init(&q->poll_lock);
+		INIT_LIST_HEAD(&q->batch);
+		INIT_LIST_HEAD(&q->posted);
+	}
+	return 0;
+}
+
 /**
  * rmbd_c_session_start() - connect every queue and map the export
  * @dev: device with address, export name and queue counts set
@@ -569,11 +631,11 @@ int rmbd_c_session_start(struct rmbd_c_dev *dev, const char **why)
 	unsigned int i;
 	int ret;
 
-	dev->nr_queues = 1 + dev->nr_io_queues + dev->nr_poll_queues;
-	dev->queues = kcalloc(dev->nr_queues, sizeof(*dev->queues),
-			      GFP_KERNEL);
-	if (!dev->queues)
-		return -ENOMEM;
+	if (!dev->queues) {
+		ret = rmbd_c_queues_alloc(dev);
+		if (ret)
+			return ret;
+	}
 	ret = rmbd_c_queue_connect(dev, 0, why);
 	if (ret)
 		return ret;
@@ -649,18 +711,16 @@ void rmbd_c_queues_fail(struct rmbd_c_dev *dev)
 }
 
 /**
- * rmbd_c_session_stop() - tear down every queue and free the session
+ * rmbd_c_session_teardown() - release everything a session holds
  * @dev: the device
  *
- * Idempotent.  Every posted work request has completed when it returns.
+ * Idempotent.  Every posted work request has completed when it returns;
+ * the queues and the slab table stay for a reconnect.
  */
-void rmbd_c_session_stop(struct rmbd_c_dev *dev)
+void rmbd_c_session_teardown(struct rmbd_c_dev *dev)
 {
 	unsigned int i;
 
-	mutex_lock(&rmbd_c_mutex);
-	dev->stopping = true;
-	mutex_unlock(&rmbd_c_mutex);
 	if (!dev->queues)
 		return;
 	rmbd_c_queues_fail(dev);
@@ -685,6 +745,20 @@ void rmbd_c_session_stop(struct rmbd_c_dev *dev)
 		}
 	}
 	dev->ibdev = NULL;
+}
+
+/**
+ * rmbd_c_session_stop() - tear the session down and free the queues
+ * @dev: the device
+ *
+ * Idempotent.
+ */
+void rmbd_c_session_stop(struct rmbd_c_dev *dev)
+{
+	mutex_lock(&rmbd_c_mutex);
+	dev->stopping = true;
+	mutex_unlock(&rmbd_c_mutex);
+	rmbd_c_session_teardown(dev);
 	kfree(dev->queues);
 	dev->queues = NULL;
 	kvfree(dev->slabs);
@@ -694,7 +768,14 @@ void rmbd_c_session_stop(struct rmbd_c_dev *dev)
 /* Reap a poll queue's completions; returns how many there were. */
 int rmbd_c_poll_cq(struct rmbd_c_queue *q)
 {
-	return ib_process_cq_direct(q->cq, -1);
+	unsigned long flags;
+	int n = 0;
+
+	spin_lock_irqsave(&q->poll_lock, flags);
+	if (test_bit(RMBD_C_Q_ALLOCATED, &q->flags))
+		n = ib_process_cq_direct(q->cq, -1);
+	spin_unlock_irqrestore(&q->poll_lock, flags);
+	return n;
 }
 
 static void rmbd_c_req_done(struct rmbd_c_dev *dev, struct rmbd_c_req *req)
