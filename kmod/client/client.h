@@ -206,6 +206,7 @@ struct rmbd_c_dev *rmbd_c_dev_find(int index);
 
 /* netlink.c */
 int rmbd_c_netlink_init(void);
+void rmbd_c_notify(struct rmbd_c_dev *dev, u8 event);
 void rmbd_c_netlink_exit(void);
 
 #endif /* RMBD_CLIENT_H */

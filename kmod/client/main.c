@@ -298,7 +298,7 @@ static void rmbd_c_dev_kill(struct rmbd_c_dev *dev)
  */
 static void rmbd_c_recover(struct rmbd_c_dev *dev)
 {
-	bool recover = false;
+	bool recover = false, failed = false;
 
 	lockdep_assert_held(&dev->recovery_lock);
 	mutex_lock(&rmbd_c_mutex);
@@ -311,6 +311,8 @@ static void rmbd_c_recover(struct rmbd_c_dev *dev)
 			dev->index, &dev->addr, dev->loss_timeout);
 	} else if (dev->state == RMBD_DEV_STATE_LIVE ||
 		   dev->state == RMBD_DEV_STATE_CONNECTING) {
+		/* A device still connecting was never announced. */
+		failed = dev->state == RMBD_DEV_STATE_LIVE;
 		dev->state = RMBD_DEV_STATE_FAILED;
 		set_bit(RMBD_C_DEV_DEAD, &dev->flags);
 		pr_warn("rmbd%d: connection to %pISpc lost, I/O fails\n",
@@ -321,6 +323,10 @@ static void rmbd_c_recover(struct rmbd_c_dev *dev)
 		rmbd_c_queues_fail(dev);
 	mutex_unlock(&rmbd_c_mutex);
 
+	if (recover || failed)
+		rmbd_c_notify(dev, RMBD_DEV_EVENT_LINK_DOWN);
+	if (failed)
+		rmbd_c_notify(dev, RMBD_DEV_EVENT_FAILED);
 	if (recover) {
 		/* Park what is in flight: it comes back through ->complete. */
 		blk_mq_quiesce_queue(dev->disk->queue);
@@ -361,6 +367,7 @@ static void rmbd_c_reconnect_work(struct work_struct *work)
 	mutex_lock(&dev->recovery_lock);
 	if (test_bit(RMBD_C_DEV_DEAD, &dev->flags))
 		goto out;
+	rmbd_c_notify(dev, RMBD_DEV_EVENT_RECONNECTING);
 	ret = rmbd_c_session_start(dev, &why);
 	if (!ret) {
 		mutex_lock(&rmbd_c_mutex);
@@ -389,6 +396,7 @@ static void rmbd_c_reconnect_work(struct work_struct *work)
 	pr_info("rmbd%d: reconnected to %pISpc after %u ms\n", dev->index,
 		&dev->addr, jiffies_to_msecs(jiffies - dev->loss_start));
 	rmbd_c_release_requests(dev);
+	rmbd_c_notify(dev, RMBD_DEV_EVENT_LIVE);
 out:
 	mutex_unlock(&dev->recovery_lock);
 	memalloc_noio_restore(noio);
@@ -412,6 +420,7 @@ static void rmbd_c_loss_work(struct work_struct *work)
 	pr_warn("rmbd%d: %pISpc not back within %u s, I/O fails\n",
 		dev->index, &dev->addr, dev->loss_timeout);
 	rmbd_c_dev_kill(dev);
+	rmbd_c_notify(dev, RMBD_DEV_EVENT_FAILED);
 }
 
 static int rmbd_c_disk_add(struct rmbd_c_dev *dev)
@@ -586,7 +595,11 @@ int rmbd_c_dev_connect(const struct rmbd_c_connect_args *args, int *index,
 	if (dev->state == RMBD_DEV_STATE_CONNECTING)
 		dev->state = RMBD_DEV_STATE_LIVE;
 	*index = dev->index;
+	/* It may be disconnected as soon as the mutex is dropped. */
+	kref_get(&dev->ref);
 	mutex_unlock(&rmbd_c_mutex);
+	rmbd_c_notify(dev, RMBD_DEV_EVENT_CONNECTED);
+	rmbd_c_dev_put(dev);
 	return 0;
 
 out_stop:
@@ -612,6 +625,7 @@ static void rmbd_c_dev_remove(struct rmbd_c_dev *dev)
 	rmbd_c_session_stop(dev);
 	mutex_unlock(&dev->recovery_lock);
 	cancel_work_sync(&dev->err_work);
+	rmbd_c_notify(dev, RMBD_DEV_EVENT_DISCONNECTED);
 	put_disk(dev->disk);
 	blk_mq_free_tag_set(&dev->tag_set);
 	pr_info("rmbd%d: disconnected\n", dev->index);

@@ -38,12 +38,13 @@ static const struct nla_policy rmbd_c_policy[RMBD_CLIENT_ATTR_MAX + 1] = {
 	[RMBD_CLIENT_ATTR_LOSS_TIMEOUT] =
 		NLA_POLICY_FULL_RANGE(NLA_U32, &rmbd_c_loss_timeout_range),
 	[RMBD_CLIENT_ATTR_NR_RECONNECTS] = { .type = NLA_REJECT },
+	[RMBD_CLIENT_ATTR_EVENT]	= { .type = NLA_REJECT },
 };
 
 static struct genl_family rmbd_c_family;
 
 static int rmbd_c_fill_dev(struct sk_buff *skb, struct rmbd_c_dev *dev,
-			   u32 portid, u32 seq, int flags, u8 cmd)
+			   u32 portid, u32 seq, int flags, u8 cmd, u8 event)
 {
 	char name[DISK_NAME_LEN];
 	void *hdr;
@@ -72,7 +73,8 @@ static int rmbd_c_fill_dev(struct sk_buff *skb, struct rmbd_c_dev *dev,
 			dev->reconnect_delay) ||
 	    nla_put_u32(skb, RMBD_CLIENT_ATTR_LOSS_TIMEOUT, dev->loss_timeout) ||
 	    nla_put_u32(skb, RMBD_CLIENT_ATTR_NR_RECONNECTS,
-			dev->nr_reconnects)) {
+			dev->nr_reconnects) ||
+	    (event && nla_put_u8(skb, RMBD_CLIENT_ATTR_EVENT, event))) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
 	}
@@ -89,7 +91,7 @@ static int rmbd_c_reply(struct genl_info *info, struct rmbd_c_dev *dev)
 	if (!skb)
 		return -ENOMEM;
 	ret = rmbd_c_fill_dev(skb, dev, info->snd_portid, info->snd_seq, 0,
-			      info->genlhdr->cmd);
+			      info->genlhdr->cmd, 0);
 	if (ret) {
 		nlmsg_free(skb);
 		return ret;
@@ -201,7 +203,7 @@ static int rmbd_c_dump(struct sk_buff *skb, struct netlink_callback *cb)
 			continue;
 		if (rmbd_c_fill_dev(skb, dev, NETLINK_CB(cb->skb).portid,
 				    cb->nlh->nlmsg_seq, NLM_F_MULTI,
-				    RMBD_CLIENT_CMD_DEV_GET)) {
+				    RMBD_CLIENT_CMD_DEV_GET, 0)) {
 			idx--;
 			break;
 		}
@@ -230,6 +232,10 @@ static const struct genl_ops rmbd_c_ops[] = {
 	},
 };
 
+static const struct genl_multicast_group rmbd_c_mcgrps[] = {
+	{ .name = RMBD_CLIENT_MCGRP_EVENTS, },
+};
+
 static struct genl_family rmbd_c_family __ro_after_init = {
 	.name		= RMBD_CLIENT_GENL_NAME,
 	.version	= RMBD_CLIENT_GENL_VERSION,
@@ -238,12 +244,43 @@ static struct genl_family rmbd_c_family __ro_after_init = {
 	.module		= THIS_MODULE,
 	.ops		= rmbd_c_ops,
 	.n_ops		= ARRAY_SIZE(rmbd_c_ops),
+	.mcgrps		= rmbd_c_mcgrps,
+	.n_mcgrps	= ARRAY_SIZE(rmbd_c_mcgrps),
 	/* resv_start_op 0: strict header and attribute checks everywhere. */
 	/* A connect may take seconds; others must not wait behind it. */
 	.parallel_ops	= true,
 };
 
 MODULE_ALIAS_GENL_FAMILY(RMBD_CLIENT_GENL_NAME);
+
+/**
+ * rmbd_c_notify() - announce @event of @dev to the events group
+ * @dev: the device
+ * @event: enum rmbd_dev_event
+ *
+ * Called from the recovery paths, which must not wait for memory: an
+ * event that cannot be allocated at once is dropped.  Takes rmbd_c_mutex.
+ */
+void rmbd_c_notify(struct rmbd_c_dev *dev, u8 event)
+{
+	struct sk_buff *skb;
+	int ret;
+
+	if (!genl_has_listeners(&rmbd_c_family, &init_net, 0))
+		return;
+	skb = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_NOWAIT | __GFP_NOWARN);
+	if (!skb)
+		return;
+	mutex_lock(&rmbd_c_mutex);
+	ret = rmbd_c_fill_dev(skb, dev, 0, 0, 0, RMBD_CLIENT_CMD_DEV_EVENT,
+			      event);
+	mutex_unlock(&rmbd_c_mutex);
+	if (ret) {
+		nlmsg_free(skb);
+		return;
+	}
+	genlmsg_multicast(&rmbd_c_family, skb, 0, 0, GFP_NOWAIT);
+}
 
 int rmbd_c_netlink_init(void)
 {

@@ -291,6 +291,9 @@ static void rmbd_t_handle_msg(struct rmbd_t_session *sess, void *buf, u32 len)
 		case RMBD_OP_OPEN:
 			ret = rmbd_t_handle_open(sess, buf);
 			rsp_len = sizeof(struct rmbd_open_rsp);
+			if (!ret)
+				rmbd_t_notify_session(sess,
+						      RMBD_SESSION_EVENT_UP);
 			break;
 		case RMBD_OP_MAP:
 			ret = rmbd_t_handle_map(sess, buf);
@@ -721,6 +724,7 @@ static void rmbd_t_release_work(struct work_struct *work)
 
 	exp = sess->export;
 	if (exp) {
+		rmbd_t_notify_session(sess, RMBD_SESSION_EVENT_DOWN);
 		for (i = 0; i < exp->nr_slabs; i++)
 			rmbd_t_unmap_slab(sess, i);
 		kvfree(sess->maps);

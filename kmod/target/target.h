@@ -169,6 +169,7 @@ int rmbd_listener_del(const char *addr, u16 port, const char **why);
 
 /* netlink.c */
 int rmbd_t_netlink_init(void);
+void rmbd_t_notify_session(struct rmbd_t_session *sess, u8 event);
 void rmbd_t_netlink_exit(void);
 
 #endif /* RMBD_TARGET_H */

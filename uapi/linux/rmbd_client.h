@@ -35,12 +35,16 @@
  *	device held open exclusively (mounted, swap, a stacked device) is
  *	refused with -EBUSY unless FORCE is set; its I/O then fails.
  * @RMBD_CLIENT_CMD_DEV_GET: dump devices, or get one by DEV_INDEX.
+ * @RMBD_CLIENT_CMD_DEV_EVENT: notification only, to the
+ *	RMBD_CLIENT_MCGRP_EVENTS group: a device message (as DEV_GET's) with
+ *	EVENT, sent when something happens to a device.
  */
 enum rmbd_client_cmd {
 	RMBD_CLIENT_CMD_UNSPEC,
 	RMBD_CLIENT_CMD_DEV_CONNECT,
 	RMBD_CLIENT_CMD_DEV_DISCONNECT,
 	RMBD_CLIENT_CMD_DEV_GET,
+	RMBD_CLIENT_CMD_DEV_EVENT,
 
 	__RMBD_CLIENT_CMD_MAX,
 	RMBD_CLIENT_CMD_MAX = __RMBD_CLIENT_CMD_MAX - 1
@@ -63,6 +67,28 @@ enum rmbd_dev_state {
 	RMBD_DEV_STATE_FAILED,
 	RMBD_DEV_STATE_DELETING,
 	RMBD_DEV_STATE_RECONNECTING,
+};
+
+/* Multicast group of RMBD_CLIENT_CMD_DEV_EVENT notifications. */
+#define RMBD_CLIENT_MCGRP_EVENTS	"events"
+
+/**
+ * enum rmbd_dev_event - what a RMBD_CLIENT_CMD_DEV_EVENT announces
+ * @RMBD_DEV_EVENT_CONNECTED: the device was created; it is live
+ * @RMBD_DEV_EVENT_LINK_DOWN: its connection to the target was lost
+ * @RMBD_DEV_EVENT_RECONNECTING: a reconnect attempt starts
+ * @RMBD_DEV_EVENT_LIVE: the connection is back; parked I/O resumes
+ * @RMBD_DEV_EVENT_FAILED: I/O fails with EIO from now on (no reconnect,
+ *	or the loss timeout passed)
+ * @RMBD_DEV_EVENT_DISCONNECTED: the device was removed
+ */
+enum rmbd_dev_event {
+	RMBD_DEV_EVENT_CONNECTED = 1,
+	RMBD_DEV_EVENT_LINK_DOWN,
+	RMBD_DEV_EVENT_RECONNECTING,
+	RMBD_DEV_EVENT_LIVE,
+	RMBD_DEV_EVENT_FAILED,
+	RMBD_DEV_EVENT_DISCONNECTED,
 };
 
 #define RMBD_DEFAULT_RECONNECT_DELAY	2	/* seconds */
@@ -98,6 +124,7 @@ enum rmbd_dev_state {
  *	RMBD_DEFAULT_LOSS_TIMEOUT
  * @RMBD_CLIENT_ATTR_NR_RECONNECTS: u32, output: times the connection was
  *	restored
+ * @RMBD_CLIENT_ATTR_EVENT: u8, output of DEV_EVENT: enum rmbd_dev_event
  */
 enum rmbd_client_attr {
 	RMBD_CLIENT_ATTR_UNSPEC,
@@ -117,6 +144,7 @@ enum rmbd_client_attr {
 	RMBD_CLIENT_ATTR_RECONNECT_DELAY,
 	RMBD_CLIENT_ATTR_LOSS_TIMEOUT,
 	RMBD_CLIENT_ATTR_NR_RECONNECTS,
+	RMBD_CLIENT_ATTR_EVENT,
 
 	__RMBD_CLIENT_ATTR_MAX,
 	RMBD_CLIENT_ATTR_MAX = __RMBD_CLIENT_ATTR_MAX - 1
