@@ -109,6 +109,7 @@ struct rmbd_c_dev {
 	char			export_name[RMBD_EXPORT_NAME_MAX];
 
 	u64			session_id;
+	u64			export_id;
 	u64			size;
 	u64			slab_size;
 	unsigned int		slab_shift;

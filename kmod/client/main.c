@@ -380,6 +380,21 @@ static void rmbd_c_reconnect_work(struct work_struct *work)
 		}
 		mutex_unlock(&rmbd_c_mutex);
 	}
+	if (ret == -ESTALE) {
+		/* Its data is gone: waiting for the loss timeout cannot help. */
+		rmbd_c_session_teardown(dev);
+		pr_err("rmbd%d: %s; I/O fails\n", dev->index, why);
+		mutex_lock(&rmbd_c_mutex);
+		live = dev->state == RMBD_DEV_STATE_RECONNECTING;
+		if (live)
+			dev->state = RMBD_DEV_STATE_FAILED;
+		mutex_unlock(&rmbd_c_mutex);
+		cancel_delayed_work(&dev->loss_work);
+		rmbd_c_dev_kill(dev);
+		if (live)
+			rmbd_c_notify(dev, RMBD_DEV_EVENT_FAILED);
+		goto out;
+	}
 	if (!live) {
 		rmbd_c_session_teardown(dev);
 		if (!test_bit(RMBD_C_DEV_DEAD, &dev->flags)) {

@@ -435,6 +435,10 @@ static int rmbd_c_open(struct rmbd_c_dev *dev, const char **why)
 		return ret;
 	if (dev->slabs) {
 		/* Reconnecting: the export must be the one we had. */
+		if (le64_to_cpu(rsp->export_id) != dev->export_id) {
+			*why = "the export was created again on the target: the data it held is gone";
+			return -ESTALE;
+		}
 		if (le64_to_cpu(rsp->size) != dev->size ||
 		    le64_to_cpu(rsp->slab_size) != dev->slab_size ||
 		    le32_to_cpu(rsp->nr_slabs) != dev->nr_slabs) {
@@ -442,6 +446,7 @@ static int rmbd_c_open(struct rmbd_c_dev *dev, const char **why)
 			return -ESTALE;
 		}
 	} else {
+		dev->export_id = le64_to_cpu(rsp->export_id);
 		dev->size = le64_to_cpu(rsp->size);
 		dev->slab_size = le64_to_cpu(rsp->slab_size);
 		dev->nr_slabs = le32_to_cpu(rsp->nr_slabs);

@@ -16,7 +16,7 @@ static_assert(sizeof(struct rmbd_cm_rep) == 16);
 static_assert(sizeof(struct rmbd_cm_rej) == 8);
 static_assert(sizeof(struct rmbd_msg_hdr) == 8);
 static_assert(sizeof(struct rmbd_open_req) == 80);
-static_assert(sizeof(struct rmbd_open_rsp) == 32);
+static_assert(sizeof(struct rmbd_open_rsp) == 40);
 static_assert(sizeof(struct rmbd_map_req) == 16);
 static_assert(sizeof(struct rmbd_map_rsp) == 32);
 static_assert(sizeof(struct rmbd_open_req) <= RMBD_MSG_SIZE);

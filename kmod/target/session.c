@@ -240,6 +240,7 @@ static int rmbd_t_handle_open(struct rmbd_t_session *sess,
 	rsp->slab_size = cpu_to_le64(exp->slab_size);
 	rsp->nr_slabs = cpu_to_le32(exp->nr_slabs);
 	rsp->session_timeout_ms = cpu_to_le32(jiffies_to_msecs(sess->timeout));
+	rsp->export_id = cpu_to_le64(exp->id);
 out_unlock:
 	mutex_unlock(&rmbd_t_mutex);
 	return ret;

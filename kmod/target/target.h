@@ -41,6 +41,7 @@ struct rmbd_export {
 	struct kref		ref;
 	struct list_head	entry;		/* rmbd_t_exports */
 	char			name[RMBD_EXPORT_NAME_MAX];
+	u64			id;		/* random, never 0 */
 	u64			size;
 	u64			slab_size;
 	u32			nr_slabs;

@@ -154,6 +154,9 @@ struct rmbd_open_req {
  * @session_timeout_ms: the target releases a session whose admin queue
  *	carried no message for this long; the client sends
  *	RMBD_OP_KEEPALIVE well within it.  0: the target never does.
+ * @export_id: random, fixed for the export's life: a client that
+ *	reconnects and finds another id knows the contents it had are gone
+ *	(the export was deleted and created again, or the target restarted)
  */
 struct rmbd_open_rsp {
 	struct rmbd_msg_hdr	hdr;
@@ -161,6 +164,7 @@ struct rmbd_open_rsp {
 	__le64			slab_size;
 	__le32			nr_slabs;
 	__le32			session_timeout_ms;
+	__le64			export_id;
 };
 
 /**
