@@ -380,8 +380,11 @@ static void rmbd_c_reconnect_work(struct work_struct *work)
 		}
 		mutex_unlock(&rmbd_c_mutex);
 	}
-	if (ret == -ESTALE) {
-		/* Its data is gone: waiting for the loss timeout cannot help. */
+	if (ret == -ESTALE || ret == -ENOENT) {
+		/*
+		 * The export is another one, or gone (ENOENT from OPEN): its
+		 * data is lost and waiting for the loss timeout cannot help.
+		 */
 		rmbd_c_session_teardown(dev);
 		pr_err("rmbd%d: %s; I/O fails\n", dev->index, why);
 		mutex_lock(&rmbd_c_mutex);
