@@ -626,7 +626,45 @@ static int rmbd_parse_dev_info(struct nlattr **tb, void *arg)
 	if (tb[RMBD_CLIENT_ATTR_NR_POLL_QUEUES])
 		d->nr_poll_queues =
 			nla_get_u32(tb[RMBD_CLIENT_ATTR_NR_POLL_QUEUES]);
+	if (tb[RMBD_CLIENT_ATTR_RECONNECT_DELAY])
+		d->reconnect_delay =
+			nla_get_u32(tb[RMBD_CLIENT_ATTR_RECONNECT_DELAY]);
+	if (tb[RMBD_CLIENT_ATTR_LOSS_TIMEOUT])
+		d->loss_timeout = nla_get_u32(tb[RMBD_CLIENT_ATTR_LOSS_TIMEOUT]);
+	if (tb[RMBD_CLIENT_ATTR_NR_RECONNECTS])
+		d->nr_reconnects =
+			nla_get_u32(tb[RMBD_CLIENT_ATTR_NR_RECONNECTS]);
 	return 0;
+}
+
+/* The attributes of DEV_CONNECT; optional ones only when given. */
+static int rmbd_put_connect_opts(struct nl_msg *msg,
+				 const struct rmbd_connect_opts *opts)
+{
+	int ret;
+
+	ret = nla_put_string(msg, RMBD_CLIENT_ATTR_ADDR, opts->addr);
+	if (!ret && opts->port)
+		ret = nla_put_u16(msg, RMBD_CLIENT_ATTR_PORT, opts->port);
+	if (!ret)
+		ret = nla_put_string(msg, RMBD_CLIENT_ATTR_EXPORT_NAME,
+				     opts->export_name);
+	if (!ret && opts->nr_io_queues)
+		ret = nla_put_u32(msg, RMBD_CLIENT_ATTR_NR_IO_QUEUES,
+				  opts->nr_io_queues);
+	if (!ret && opts->queue_depth)
+		ret = nla_put_u32(msg, RMBD_CLIENT_ATTR_QUEUE_DEPTH,
+				  opts->queue_depth);
+	if (!ret && opts->nr_poll_queues)
+		ret = nla_put_u32(msg, RMBD_CLIENT_ATTR_NR_POLL_QUEUES,
+				  opts->nr_poll_queues);
+	if (!ret && opts->reconnect_delay)
+		ret = nla_put_u32(msg, RMBD_CLIENT_ATTR_RECONNECT_DELAY,
+				  opts->reconnect_delay);
+	if (!ret && opts->has_loss_timeout)
+		ret = nla_put_u32(msg, RMBD_CLIENT_ATTR_LOSS_TIMEOUT,
+				  opts->loss_timeout);
+	return ret;
 }
 
 int rmbd_dev_connect(struct rmbd_ctx *ctx,
@@ -644,22 +682,7 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 			   0, &msg);
 	if (ret)
 		return ret;
-	ret = nla_put_string(msg, RMBD_CLIENT_ATTR_ADDR, opts->addr);
-	if (!ret && opts->port)
-		ret = nla_put_u16(msg, RMBD_CLIENT_ATTR_PORT, opts->port);
-	if (!ret)
-		ret = nla_put_string(msg, RMBD_CLIENT_ATTR_EXPORT_NAME,
-				     opts->export_name);
-	if (!ret && opts->nr_io_queues)
-		ret = nla_put_u32(msg, RMBD_CLIENT_ATTR_NR_IO_QUEUES,
-				  opts->nr_io_queues);
-	if (!ret && opts->queue_depth)
-		ret = nla_put_u32(msg, RMBD_CLIENT_ATTR_QUEUE_DEPTH,
-				  opts->queue_depth);
-	if (!ret && opts->nr_poll_queues)
-		ret = nla_put_u32(msg, RMBD_CLIENT_ATTR_NR_POLL_QUEUES,
-				  opts->nr_poll_queues);
-	if (rmbd_put_ret(msg, ret))
+	if (rmbd_put_ret(msg, rmbd_put_connect_opts(msg, opts)))
 		return -EMSGSIZE;
 	return rmbd_do(ctx, RMBD_FAM_CLIENT, msg, rmbd_parse_dev_info, out);
 }
@@ -750,6 +773,8 @@ const char *rmbd_dev_state_name(uint8_t state)
 		return "failed";
 	case RMBD_DEV_STATE_DELETING:
 		return "deleting";
+	case RMBD_DEV_STATE_RECONNECTING:
+		return "reconnecting";
 	default:
 		return "unknown";
 	}

@@ -90,6 +90,10 @@ struct rmbd_dev_info {
 	uint32_t nr_io_queues;
 	uint32_t queue_depth;
 	uint32_t nr_poll_queues;
+	/* 0 from a kernel without reconnect: it fails a device at once. */
+	uint32_t reconnect_delay;	/* seconds between reconnect attempts */
+	uint32_t loss_timeout;		/* seconds; 0: no reconnect */
+	uint32_t nr_reconnects;		/* times the connection was restored */
 };
 
 struct rmbd_connect_opts {
@@ -99,6 +103,13 @@ struct rmbd_connect_opts {
 	uint32_t nr_io_queues;		/* 0: one per online CPU */
 	uint32_t queue_depth;		/* 0: RMBD_DEFAULT_QUEUE_DEPTH */
 	uint32_t nr_poll_queues;	/* 0: none */
+	uint32_t reconnect_delay;	/* 0: RMBD_DEFAULT_RECONNECT_DELAY */
+	/*
+	 * Seconds I/O waits for a lost connection, sent only if
+	 * has_loss_timeout (else RMBD_DEFAULT_LOSS_TIMEOUT); 0: fail at once.
+	 */
+	uint32_t loss_timeout;
+	bool has_loss_timeout;
 };
 
 /* out may be NULL. */
@@ -111,7 +122,10 @@ int rmbd_dev_list(struct rmbd_ctx *ctx,
 int rmbd_dev_get(struct rmbd_ctx *ctx, uint32_t index,
 		 struct rmbd_dev_info *out);
 
-/* "connecting", "live", "failed", "deleting"; "unknown" otherwise. */
+/*
+ * "connecting", "live", "failed", "deleting", "reconnecting"; "unknown"
+ * otherwise.
+ */
 const char *rmbd_dev_state_name(uint8_t state);
 
 /*

@@ -109,7 +109,7 @@ struct keyword {
 
 static int parse_keywords(struct keyword *kw, int argc, char **argv)
 {
-	const char *names[8];
+	const char *names[16];
 	int i, n, k;
 
 	for (n = 0; kw[n].name; n++)
@@ -511,6 +511,12 @@ static int listener_show(int argc, char **argv)
 
 /* dev */
 
+/* In text, a field at its default value shows only with -d. */
+static enum print_mode print_unless_default(bool is_default)
+{
+	return is_default && !opt.details ? PRINT_JSON : PRINT_ANY;
+}
+
 static void print_dev(const struct rmbd_dev_info *d)
 {
 	print_open_object();
@@ -523,9 +529,18 @@ static void print_dev(const struct rmbd_dev_info *d)
 	print_u64(PRINT_ANY, "port", "port %" PRIu64, d->port);
 	print_string(PRINT_ANY, "export", "export %s", d->export_name);
 	print_u64(PRINT_ANY, "queues", "queues %" PRIu64, d->nr_io_queues);
-	print_u64(d->nr_poll_queues || opt.details ? PRINT_ANY : PRINT_JSON,
+	print_u64(print_unless_default(!d->nr_poll_queues),
 		  "poll_queues", "pollq %" PRIu64, d->nr_poll_queues);
 	print_u64(PRINT_ANY, "depth", "depth %" PRIu64, d->queue_depth);
+	print_u64(print_unless_default(d->reconnect_delay ==
+				       RMBD_DEFAULT_RECONNECT_DELAY),
+		  "reconnect_delay", "reconnect_delay %" PRIu64,
+		  d->reconnect_delay);
+	print_u64(print_unless_default(d->loss_timeout ==
+				       RMBD_DEFAULT_LOSS_TIMEOUT),
+		  "loss_timeout", "loss_timeout %" PRIu64, d->loss_timeout);
+	print_u64(print_unless_default(!d->nr_reconnects),
+		  "reconnects", "reconnects %" PRIu64, d->nr_reconnects);
 	print_u64(opt.details ? PRINT_ANY : PRINT_JSON, "slab_size",
 		  "slab %" PRIu64, d->slab_size);
 	print_close_object();
@@ -536,6 +551,8 @@ static void dev_help(FILE *f)
 	fprintf(f,
 		"Usage: rmbd dev connect addr ADDR export NAME [ port PORT ]\n"
 		"                        [ queues N ] [ pollq N ] [ depth N ]\n"
+		"                        [ reconnect_delay SECONDS ] "
+		"[ loss_timeout SECONDS ]\n"
 		"       rmbd dev disconnect DEV [ force ]\n"
 		"       rmbd dev [ show [ DEV ] ]\n"
 		"       rmbd dev help\n"
@@ -544,9 +561,16 @@ static void dev_help(FILE *f)
 		"       PORT := 1-65535, default %d\n"
 		"       queues: 1-%d, default one per online CPU\n"
 		"       pollq: polled queues for io_uring hipri, 0-%d, default 0\n"
-		"       depth: 1-%d, default %d\n",
+		"       depth: 1-%d, default %d\n"
+		"       reconnect_delay: seconds between reconnect attempts, "
+		"1-%d, default %d\n"
+		"       loss_timeout: seconds I/O waits for a lost connection "
+		"before it fails,\n"
+		"                     0-%d (0: fail at once), default %d\n",
 		RMBD_DEFAULT_PORT, RMBD_MAX_IO_QUEUES, RMBD_MAX_IO_QUEUES,
-		RMBD_MAX_QUEUE_DEPTH, RMBD_DEFAULT_QUEUE_DEPTH);
+		RMBD_MAX_QUEUE_DEPTH, RMBD_DEFAULT_QUEUE_DEPTH,
+		RMBD_MAX_RECONNECT_DELAY, RMBD_DEFAULT_RECONNECT_DELAY,
+		RMBD_MAX_LOSS_TIMEOUT, RMBD_DEFAULT_LOSS_TIMEOUT);
 }
 
 static int dev_connect(int argc, char **argv)
@@ -558,6 +582,8 @@ static int dev_connect(int argc, char **argv)
 		{ .name = "queues", .has_value = true },
 		{ .name = "depth", .has_value = true },
 		{ .name = "pollq", .has_value = true },
+		{ .name = "reconnect_delay", .has_value = true },
+		{ .name = "loss_timeout", .has_value = true },
 		{ }
 	};
 	struct rmbd_connect_opts o = { 0 };
@@ -590,6 +616,15 @@ static int dev_connect(int argc, char **argv)
 				     &o.nr_poll_queues))
 		return usage_error("invalid pollq '%s' (0-%d)", kw[5].value,
 				   RMBD_MAX_IO_QUEUES);
+	if (kw[6].seen && parse_uint(kw[6].value, 1, RMBD_MAX_RECONNECT_DELAY,
+				     &o.reconnect_delay))
+		return usage_error("invalid reconnect_delay '%s' (1-%d)",
+				   kw[6].value, RMBD_MAX_RECONNECT_DELAY);
+	if (kw[7].seen && parse_uint(kw[7].value, 0, RMBD_MAX_LOSS_TIMEOUT,
+				     &o.loss_timeout))
+		return usage_error("invalid loss_timeout '%s' (0-%d)",
+				   kw[7].value, RMBD_MAX_LOSS_TIMEOUT);
+	o.has_loss_timeout = kw[7].seen;
 	o.addr = kw[0].value;
 	o.export_name = kw[1].value;
 

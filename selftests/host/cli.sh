@@ -149,6 +149,30 @@ usage dev "invalid depth '2048' (1-1024)" \
 	dev connect addr 10.0.0.1 export foo depth 2048
 usage dev "invalid pollq '257' (0-256)" \
 	dev connect addr 10.0.0.1 export foo pollq 257
+usage dev "invalid reconnect_delay '0' (1-3600)" \
+	dev connect addr 10.0.0.1 export foo reconnect_delay 0
+usage dev "invalid reconnect_delay '3601' (1-3600)" \
+	dev connect addr 10.0.0.1 export foo reconnect_delay 3601
+usage dev "invalid reconnect_delay '2s' (1-3600)" \
+	dev connect addr 10.0.0.1 export foo reconnect_delay 2s
+usage dev "invalid reconnect_delay '-1' (1-3600)" \
+	dev connect addr 10.0.0.1 export foo reconnect_delay -1
+usage dev "missing value for 'reconnect_delay'" \
+	dev connect addr 10.0.0.1 export foo reconnect_delay
+usage dev "invalid loss_timeout '86401' (0-86400)" \
+	dev connect addr 10.0.0.1 export foo loss_timeout 86401
+usage dev "invalid loss_timeout '18446744073709551616' (0-86400)" \
+	dev connect addr 10.0.0.1 export foo loss_timeout 18446744073709551616
+usage dev "invalid loss_timeout 'never' (0-86400)" \
+	dev connect addr 10.0.0.1 export foo loss_timeout never
+usage dev "invalid loss_timeout '' (0-86400)" \
+	dev connect addr 10.0.0.1 export foo loss_timeout ""
+usage dev "invalid loss_timeout ' 5' (0-86400)" \
+	dev connect addr 10.0.0.1 export foo loss_timeout " 5"
+usage dev "missing value for 'loss_timeout'" \
+	dev connect addr 10.0.0.1 export foo loss_timeout
+usage dev "duplicate keyword 'loss_timeout'" \
+	dev connect addr 10.0.0.1 export foo loss 5 loss_timeout 6
 usage dev "duplicate keyword 'addr'" \
 	dev connect addr 10.0.0.1 addr 10.0.0.2 export foo
 usage dev "missing device" dev disconnect
@@ -177,14 +201,27 @@ then
 else
 	fail "dev help gives the default port and depth"
 fi
+if grep -q 'reconnect_delay: .*1-3600, default 2$' "$tmp/out" &&
+   grep -q '0-86400 (0: fail at once), default 60$' "$tmp/out"; then
+	pass "dev help gives the reconnect_delay and loss_timeout ranges"
+else
+	fail "dev help gives the reconnect_delay and loss_timeout ranges"
+fi
 
 # Output and library calls, through the fake library
 exports_text="export foo size 1073741824 slab 67108864 slabs 16 sessions 1 mapped 3 mem 1073741824
 export bar.2 size 8388608 slab 2097152 slabs 4 sessions 0 mapped 0 mem 8388608"
 exports_json='[{"name":"foo","size":1073741824,"slab_size":67108864,"nr_slabs":16,"sessions":1,"mapped":3,"mem":1073741824},{"name":"bar.2","size":8388608,"slab_size":2097152,"nr_slabs":4,"sessions":0,"mapped":0,"mem":8388608}]'
+# Text: pollq, reconnect_delay, loss_timeout and reconnects only when not
+# at their defaults (0, 2, 60, 0) or with -d; slab only with -d.
 devs_text="rmbd0: size 1073741824 state live addr 10.200.0.1 port 7470 export foo queues 2 depth 128
-rmbd3: size 8388608 state failed addr fd00::1 port 7471 export bar.2 queues 1 pollq 1 depth 16"
-devs_json='[{"index":0,"name":"rmbd0","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"slab_size":67108864},{"index":3,"name":"rmbd3","size":8388608,"state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","queues":1,"poll_queues":1,"depth":16,"slab_size":2097152}]'
+rmbd3: size 8388608 state failed addr fd00::1 port 7471 export bar.2 queues 1 pollq 1 depth 16 loss_timeout 0
+rmbd6: size 4294967296 state reconnecting addr 10.200.0.2 port 7470 export baz queues 4 depth 128 reconnect_delay 5 loss_timeout 300 reconnects 3"
+devs_details="rmbd0: size 1073741824 state live addr 10.200.0.1 port 7470 export foo queues 2 pollq 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 0 slab 67108864
+rmbd3: size 8388608 state failed addr fd00::1 port 7471 export bar.2 queues 1 pollq 1 depth 16 reconnect_delay 2 loss_timeout 0 reconnects 0 slab 2097152
+rmbd6: size 4294967296 state reconnecting addr 10.200.0.2 port 7470 export baz queues 4 pollq 0 depth 128 reconnect_delay 5 loss_timeout 300 reconnects 3 slab 1073741824"
+dev6_json='{"index":6,"name":"rmbd6","size":4294967296,"state":"reconnecting","addr":"10.200.0.2","port":7470,"export":"baz","queues":4,"poll_queues":0,"depth":128,"reconnect_delay":5,"loss_timeout":300,"reconnects":3,"slab_size":1073741824}'
+devs_json='[{"index":0,"name":"rmbd0","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"slab_size":67108864},{"index":3,"name":"rmbd3","size":8388608,"state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"slab_size":2097152},'"$dev6_json]"
 
 log_reset
 expect 0 "$exports_text" "" "$FAKE" export
@@ -269,14 +306,38 @@ listener_del 10.200.0.1 7470" "listener calls"
 
 log_reset
 expect 0 "$devs_text" "" "$FAKE" dev
-expect 0 "$(echo "$devs_text" | sed '1s/queues 2 /&pollq 0 /; 1s/$/ slab 67108864/; 2s/$/ slab 2097152/')" \
-	"" "$FAKE" -d dev show
+expect 0 "$devs_details" "" "$FAKE" -d dev show
 expect 0 "$devs_json" "" "$FAKE" -j dev
-expect 0 "$(echo "$devs_text" | tail -n 1)" "" "$FAKE" dev show /dev/rmbd3
+expect 0 "$(echo "$devs_text" | sed -n 2p)" "" "$FAKE" dev show /dev/rmbd3
+expect 0 "$(echo "$devs_text" | sed -n 3p)" "" "$FAKE" dev show rmbd6
+expect 0 "$(echo "$devs_details" | sed -n 3p)" "" "$FAKE" -d dev show 6
+expect 0 "[$dev6_json]" "" "$FAKE" -j dev show rmbd6
+expect 0 '[
+    {
+        "index": 6,
+        "name": "rmbd6",
+        "size": 4294967296,
+        "state": "reconnecting",
+        "addr": "10.200.0.2",
+        "port": 7470,
+        "export": "baz",
+        "queues": 4,
+        "poll_queues": 0,
+        "depth": 128,
+        "reconnect_delay": 5,
+        "loss_timeout": 300,
+        "reconnects": 3,
+        "slab_size": 1073741824
+    }
+]' "" "$FAKE" -p dev show /dev/rmbd6
 expect 1 "" "rmbd: failed to show device: No such device" "$FAKE" dev show 5
 expect 0 "rmbd7" "" "$FAKE" dev connect addr 10.200.0.1 export foo
-expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"fd00::1","port":99,"export":"foo","queues":4,"poll_queues":2,"depth":64,"slab_size":67108864}' \
+expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"fd00::1","port":99,"export":"foo","queues":4,"poll_queues":2,"depth":64,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"slab_size":67108864}' \
 	"" "$FAKE" -j dev conn export foo addr fd00::1 port 99 queues 4 depth 64 pollq 2
+expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":10,"loss_timeout":0,"reconnects":0,"slab_size":67108864}' \
+	"" "$FAKE" -j dev connect addr 10.200.0.1 export foo reconnect_delay 10 loss_timeout 0
+expect 0 "rmbd7" "" "$FAKE" dev c addr 10.200.0.1 export foo loss 86400 reco 3600
+expect 0 "rmbd7" "" "$FAKE" dev connect addr 10.200.0.1 export foo reconnect_delay 1
 expect 1 "" "rmbd: failed to connect device: Invalid argument: fake refusal of bad" \
 	"$FAKE" dev connect addr 10.200.0.1 export bad
 expect 0 "" "" "$FAKE" dev disconnect rmbd3
@@ -292,13 +353,27 @@ dev_list
 open
 dev_get 3
 open
+dev_get 6
+open
+dev_get 6
+open
+dev_get 6
+open
+dev_get 6
+open
 dev_get 5
 open
-dev_connect 10.200.0.1 0 foo 0 0 0
+dev_connect 10.200.0.1 0 foo 0 0 0 0 -
 open
-dev_connect fd00::1 99 foo 4 64 2
+dev_connect fd00::1 99 foo 4 64 2 0 -
 open
-dev_connect 10.200.0.1 0 bad 0 0 0
+dev_connect 10.200.0.1 0 foo 0 0 0 10 0
+open
+dev_connect 10.200.0.1 0 foo 0 0 0 3600 86400
+open
+dev_connect 10.200.0.1 0 foo 0 0 0 1 -
+open
+dev_connect 10.200.0.1 0 bad 0 0 0 0 -
 open
 dev_disconnect 3 0
 open

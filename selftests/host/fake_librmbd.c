@@ -70,9 +70,12 @@ static const struct rmbd_listener_info fake_listeners[] = {
 
 static const struct rmbd_dev_info fake_devs[] = {
 	{ 0, "rmbd0", 1073741824ULL, 67108864ULL, RMBD_DEV_STATE_LIVE,
-	  "10.200.0.1", 7470, "foo", 2, 128, 0 },
+	  "10.200.0.1", 7470, "foo", 2, 128, 0, 2, 60, 0 },
 	{ 3, "rmbd3", 8388608ULL, 2097152ULL, RMBD_DEV_STATE_FAILED,
-	  "fd00::1", 7471, "bar.2", 1, 16, 1 },
+	  "fd00::1", 7471, "bar.2", 1, 16, 1, 2, 0, 0 },
+	{ 6, "rmbd6", 4294967296ULL, 1073741824ULL,
+	  RMBD_DEV_STATE_RECONNECTING, "10.200.0.2", 7470, "baz", 4, 128, 0,
+	  5, 300, 3 },
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -200,9 +203,14 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 		     const struct rmbd_connect_opts *opts,
 		     struct rmbd_dev_info *out)
 {
-	fake_log("dev_connect %s %u %s %u %u %u", opts->addr, opts->port,
-		 opts->export_name, opts->nr_io_queues, opts->queue_depth,
-		 opts->nr_poll_queues);
+	char loss[16] = "-";
+
+	if (opts->has_loss_timeout)
+		snprintf(loss, sizeof(loss), "%u", opts->loss_timeout);
+	fake_log("dev_connect %s %u %s %u %u %u %u %s", opts->addr,
+		 opts->port, opts->export_name, opts->nr_io_queues,
+		 opts->queue_depth, opts->nr_poll_queues,
+		 opts->reconnect_delay, loss);
 	if (fake_fail(ctx, opts->export_name))
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
@@ -219,6 +227,10 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 	out->queue_depth = opts->queue_depth ? opts->queue_depth :
 			   RMBD_DEFAULT_QUEUE_DEPTH;
 	out->nr_poll_queues = opts->nr_poll_queues;
+	out->reconnect_delay = opts->reconnect_delay ? opts->reconnect_delay :
+			       RMBD_DEFAULT_RECONNECT_DELAY;
+	out->loss_timeout = opts->has_loss_timeout ? opts->loss_timeout :
+			    RMBD_DEFAULT_LOSS_TIMEOUT;
 	return 0;
 }
 
@@ -269,7 +281,7 @@ int rmbd_dev_get(struct rmbd_ctx *ctx, uint32_t index,
 const char *rmbd_dev_state_name(uint8_t state)
 {
 	static const char *const names[] = {
-		"connecting", "live", "failed", "deleting"
+		"connecting", "live", "failed", "deleting", "reconnecting"
 	};
 
 	return state < ARRAY_SIZE(names) ? names[state] : "unknown";
