@@ -233,7 +233,8 @@ static const struct genl_ops rmbd_c_ops[] = {
 };
 
 static const struct genl_multicast_group rmbd_c_mcgrps[] = {
-	{ .name = RMBD_CLIENT_MCGRP_EVENTS, },
+	/* Events name exports, addresses and devices: admins only. */
+	{ .name = RMBD_CLIENT_MCGRP_EVENTS, .flags = GENL_MCAST_CAP_NET_ADMIN, },
 };
 
 static struct genl_family rmbd_c_family __ro_after_init = {
@@ -253,6 +254,10 @@ static struct genl_family rmbd_c_family __ro_after_init = {
 
 MODULE_ALIAS_GENL_FAMILY(RMBD_CLIENT_GENL_NAME);
 
+/* Events stop before the family, and its group ids, go away. */
+static DECLARE_RWSEM(rmbd_c_events_sem);
+static bool rmbd_c_events_on;
+
 /**
  * rmbd_c_notify() - announce @event of @dev to the events group
  * @dev: the device
@@ -266,28 +271,38 @@ void rmbd_c_notify(struct rmbd_c_dev *dev, u8 event)
 	struct sk_buff *skb;
 	int ret;
 
-	if (!genl_has_listeners(&rmbd_c_family, &init_net, 0))
-		return;
+	down_read(&rmbd_c_events_sem);
+	if (!rmbd_c_events_on ||
+	    !genl_has_listeners(&rmbd_c_family, &init_net, 0))
+		goto out;
 	skb = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_NOWAIT | __GFP_NOWARN);
 	if (!skb)
-		return;
+		goto out;
 	mutex_lock(&rmbd_c_mutex);
 	ret = rmbd_c_fill_dev(skb, dev, 0, 0, 0, RMBD_CLIENT_CMD_DEV_EVENT,
 			      event);
 	mutex_unlock(&rmbd_c_mutex);
-	if (ret) {
+	if (ret)
 		nlmsg_free(skb);
-		return;
-	}
-	genlmsg_multicast(&rmbd_c_family, skb, 0, 0, GFP_NOWAIT);
+	else
+		genlmsg_multicast(&rmbd_c_family, skb, 0, 0, GFP_NOWAIT);
+out:
+	up_read(&rmbd_c_events_sem);
 }
 
 int rmbd_c_netlink_init(void)
 {
-	return genl_register_family(&rmbd_c_family);
+	int ret = genl_register_family(&rmbd_c_family);
+
+	if (!ret)
+		rmbd_c_events_on = true;
+	return ret;
 }
 
 void rmbd_c_netlink_exit(void)
 {
+	down_write(&rmbd_c_events_sem);
+	rmbd_c_events_on = false;
+	up_write(&rmbd_c_events_sem);
 	genl_unregister_family(&rmbd_c_family);
 }

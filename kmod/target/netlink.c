@@ -320,7 +320,8 @@ static const struct genl_ops rmbd_t_ops[] = {
 };
 
 static const struct genl_multicast_group rmbd_t_mcgrps[] = {
-	{ .name = RMBD_TARGET_MCGRP_EVENTS, },
+	/* Events name exports, addresses and devices: admins only. */
+	{ .name = RMBD_TARGET_MCGRP_EVENTS, .flags = GENL_MCAST_CAP_NET_ADMIN, },
 };
 
 static struct genl_family rmbd_t_family __ro_after_init = {
@@ -340,6 +341,10 @@ static struct genl_family rmbd_t_family __ro_after_init = {
 
 MODULE_ALIAS_GENL_FAMILY(RMBD_TARGET_GENL_NAME);
 
+/* Events stop before the family, and its group ids, go away. */
+static DECLARE_RWSEM(rmbd_t_events_sem);
+static bool rmbd_t_events_on;
+
 /**
  * rmbd_t_notify_session() - announce a session event to the events group
  * @sess: a session that opened an export
@@ -351,11 +356,13 @@ void rmbd_t_notify_session(struct rmbd_t_session *sess, u8 event)
 	struct sk_buff *skb;
 	void *hdr;
 
-	if (!genl_has_listeners(&rmbd_t_family, &init_net, 0))
-		return;
+	down_read(&rmbd_t_events_sem);
+	if (!rmbd_t_events_on ||
+	    !genl_has_listeners(&rmbd_t_family, &init_net, 0))
+		goto out;
 	skb = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
 	if (!skb)
-		return;
+		goto out;
 	snprintf(peer, sizeof(peer), "%pISpc",
 		 &sess->admin.cm_id->route.addr.dst_addr);
 	hdr = genlmsg_put(skb, 0, 0, &rmbd_t_family, 0,
@@ -368,18 +375,27 @@ void rmbd_t_notify_session(struct rmbd_t_session *sess, u8 event)
 	    nla_put_string(skb, RMBD_TARGET_ATTR_EXPORT_NAME,
 			   sess->export->name)) {
 		nlmsg_free(skb);
-		return;
+		goto out;
 	}
 	genlmsg_end(skb, hdr);
 	genlmsg_multicast(&rmbd_t_family, skb, 0, 0, GFP_KERNEL);
+out:
+	up_read(&rmbd_t_events_sem);
 }
 
 int rmbd_t_netlink_init(void)
 {
-	return genl_register_family(&rmbd_t_family);
+	int ret = genl_register_family(&rmbd_t_family);
+
+	if (!ret)
+		rmbd_t_events_on = true;
+	return ret;
 }
 
 void rmbd_t_netlink_exit(void)
 {
+	down_write(&rmbd_t_events_sem);
+	rmbd_t_events_on = false;
+	up_write(&rmbd_t_events_sem);
 	genl_unregister_family(&rmbd_t_family);
 }

@@ -63,8 +63,8 @@ enum rmbd_target_cmd {
  * enum rmbd_session_event - what a RMBD_TARGET_CMD_SESSION_EVENT announces
  * @RMBD_SESSION_EVENT_UP: a client opened an export
  * @RMBD_SESSION_EVENT_DOWN: that session ended (the client disconnected or
- *	went silent, the export was deleted with force, or the module is
- *	being unloaded)
+ *	went silent, or the export was deleted with force); module unload
+ *	sends none: the family goes first
  */
 enum rmbd_session_event {
 	RMBD_SESSION_EVENT_UP = 1,
