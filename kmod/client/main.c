@@ -318,10 +318,15 @@ static void rmbd_c_recover(struct rmbd_c_dev *dev)
 		pr_warn("rmbd%d: connection to %pISpc lost, I/O fails\n",
 			dev->index, &dev->addr);
 	}
-	/* The queues stay until session_stop, which sets stopping first. */
-	if (!recover && !dev->stopping)
-		rmbd_c_queues_fail(dev);
 	mutex_unlock(&rmbd_c_mutex);
+
+	/*
+	 * Flush what is posted.  The queues stay, without a word to the
+	 * target, until the device is disconnected (session_stop, under
+	 * recovery_lock as well) or reconnects.
+	 */
+	if (!dev->stopping)
+		rmbd_c_session_halt(dev);
 
 	if (recover || failed)
 		rmbd_c_notify(dev, RMBD_DEV_EVENT_LINK_DOWN);
@@ -331,7 +336,6 @@ static void rmbd_c_recover(struct rmbd_c_dev *dev)
 		/* Park what is in flight: it comes back through ->complete. */
 		blk_mq_quiesce_queue(dev->disk->queue);
 		set_bit(RMBD_C_DEV_QUIESCED, &dev->flags);
-		rmbd_c_session_teardown(dev);
 		queue_delayed_work(rmbd_c_wq, &dev->loss_work,
 				   dev->loss_timeout * HZ);
 		queue_delayed_work(rmbd_c_wq, &dev->reconnect_work,
@@ -367,6 +371,16 @@ static void rmbd_c_reconnect_work(struct work_struct *work)
 	mutex_lock(&dev->recovery_lock);
 	if (test_bit(RMBD_C_DEV_DEAD, &dev->flags))
 		goto out;
+	/* The old session says goodbye first, once its port is back. */
+	if (dev->ibdev && !rmbd_c_session_port_active(dev)) {
+		pr_info_ratelimited("rmbd%d: waiting for port %u of %s to come back\n",
+				    dev->index, dev->queues[0].cm_id->port_num,
+				    dev_name(&dev->ibdev->dev));
+		queue_delayed_work(rmbd_c_wq, &dev->reconnect_work,
+				   dev->reconnect_delay * HZ);
+		goto out;
+	}
+	rmbd_c_session_teardown(dev);
 	rmbd_c_notify(dev, RMBD_DEV_EVENT_RECONNECTING);
 	ret = rmbd_c_session_start(dev, &why);
 	if (!ret) {

@@ -9,6 +9,7 @@
 #include <linux/sched/mm.h>
 #include <net/net_namespace.h>
 #include <rdma/ib_cm.h>
+#include <rdma/ib_cache.h>
 #include "client.h"
 
 #define RMBD_C_RESOLVE_MS	5000
@@ -723,6 +724,47 @@ void rmbd_c_queues_fail(struct rmbd_c_dev *dev)
 		if (test_and_clear_bit(RMBD_C_Q_LIVE, &q->flags))
 			rdma_disconnect(q->cm_id);
 	}
+}
+
+/**
+ * rmbd_c_session_halt() - stop a broken session without talking to the peer
+ * @dev: the device
+ *
+ * Moves every queue pair to the error state, which flushes what is posted
+ * (the requests come back through ->complete), and stops the keepalive.
+ * Unlike rdma_disconnect() it sends no CM message: while the port is down
+ * soft-RoCE turns a send into an error of the sending queue pair, and an
+ * error of the CM's own QP1 would stop every later connect.  The teardown,
+ * which disconnects, waits until the port is up.
+ */
+void rmbd_c_session_halt(struct rmbd_c_dev *dev)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	unsigned int i;
+
+	if (!dev->queues)
+		return;
+	for (i = 0; i < dev->nr_queues; i++) {
+		struct rmbd_c_queue *q = &dev->queues[i];
+
+		clear_bit(RMBD_C_Q_LIVE, &q->flags);
+		if (test_bit(RMBD_C_Q_ALLOCATED, &q->flags))
+			ib_modify_qp(q->cm_id->qp, &attr, IB_QP_STATE);
+	}
+	cancel_delayed_work_sync(&dev->ka_work);
+}
+
+/* Whether the port under the session's admin queue is up. */
+bool rmbd_c_session_port_active(struct rmbd_c_dev *dev)
+{
+	struct rdma_cm_id *cm_id = dev->queues ? dev->queues[0].cm_id : NULL;
+	enum ib_port_state state;
+
+	if (!cm_id || !cm_id->device)
+		return true;
+	if (ib_get_cached_port_state(cm_id->device, cm_id->port_num, &state))
+		return true;
+	return state == IB_PORT_ACTIVE;
 }
 
 /**
