@@ -32,10 +32,14 @@ head -c 16M /dev/urandom > "$out/data"
 dd if="$out/data" of="/dev/$dev" bs=1M oflag=direct status=none || fail "write failed"
 log "/dev/$dev: 16M written; $(rmbd_cli dev show "$dev")"
 
-# A writer that keeps I/O in flight; it must end with an error, not hang.
+# A writer that keeps I/O in flight (the upper 32M, over and over); it
+# must end with an error, not hang.
 (
-	exec dd if=/dev/zero of="/dev/$dev" bs=64k seek=512 count=100000 \
-		oflag=direct status=none
+	while dd if=/dev/zero of="/dev/$dev" bs=64k seek=512 count=512 \
+		oflag=direct status=none; do
+		:
+	done
+	exit 1
 ) 2> "$out/dd.err" &
 writer=$!
 sleep 2

@@ -15,6 +15,7 @@ command -v fio > /dev/null || skip "fio not installed"
 
 out=/run/rmbd-removal
 mkdir -p "$out"
+cd "$out"
 
 cleanup() {
 	[[ -n ${fio_pid:-} ]] && kill -9 "$fio_pid" 2> /dev/null
@@ -30,6 +31,7 @@ fio_start() {
 	fio --name="$1" --filename="/dev/$2" --size=48M --rw=randwrite \
 		--bs=4k --iodepth=8 --ioengine=libaio --direct=1 \
 		--verify=crc32c --verify_backlog=128 --verify_fatal=1 \
+		--verify_state_save=0 \
 		--time_based --runtime=3600 > "$out/$1.out" 2>&1 &
 	fio_pid=$!
 	sleep 3
