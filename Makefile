@@ -4,6 +4,9 @@
 #
 #   make            kernel modules, librmbd and the rmbd CLI
 #   make check      every test: host tests, then the VM suite (as root)
+#   make check-debug  the VM suite on a debug kernel (KASAN, lockdep,
+#                   kmemleak, fault injection) built from linux-source-6.1
+#                   into the cache when it is not there (as root)
 #   make demo       remote memory as a file system and as swap, in a VM on
 #                   soft-RoCE
 #   make bench      fio on rmbd, nvme-rdma, nbd and brd in a VM (as root;
@@ -20,8 +23,8 @@ ifneq ($(KERNELRELEASE),)
 include $(src)/Kbuild
 else
 
-.PHONY: all modules lib tools deps check check-host check-vm demo bench clean \
-	checkpatch sparse
+.PHONY: all modules lib tools deps check check-host check-vm check-debug demo \
+	bench clean checkpatch sparse
 
 all: modules lib tools
 
@@ -40,6 +43,11 @@ deps:
 check: deps
 	$(MAKE) all
 	./selftests/run.sh
+
+check-debug: deps
+	$(MAKE) all
+	RMBD_SKIP_HOST=1 RMBD_SKIP_CHECKPATCH=1 RMBD_SKIP_VM=1 RMBD_WITH_DEBUG=1 \
+		./selftests/run.sh $(T)
 
 demo: deps
 	$(MAKE) all

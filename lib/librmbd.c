@@ -3,11 +3,13 @@
  * librmbd: generic netlink requests to the rmbd target and client modules.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include <linux/netlink.h>
 #include <netlink/errno.h>
@@ -50,10 +52,20 @@ static const struct rmbd_family {
 	((int)RMBD_TARGET_ATTR_MAX > (int)RMBD_CLIENT_ATTR_MAX ? \
 	 (int)RMBD_TARGET_ATTR_MAX : (int)RMBD_CLIENT_ATTR_MAX)
 
+/* Bytes of one datagram of events; the kernel's are below a page. */
+#define RMBD_EV_BUF_SIZE	32768
+
 struct rmbd_ctx {
 	struct nl_sock *sk;
 	int family[RMBD_NR_FAMILIES];	/* 0: not resolved yet */
 	char errmsg[256];
+
+	/* Events: a socket of their own, and the datagram being read. */
+	struct nl_sock *ev_sk;
+	int ev_fd;			/* -1: none */
+	unsigned int ev_joined;		/* RMBD_EVENTS_* */
+	char *ev_buf;
+	size_t ev_len, ev_off;		/* ev_off: the next message */
 };
 
 /* Parses one reply message; non-zero stops further calls. */
@@ -344,6 +356,7 @@ int rmbd_open(struct rmbd_ctx **ctxp)
 	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx)
 		return -ENOMEM;
+	ctx->ev_fd = -1;
 	ctx->sk = nl_socket_alloc();
 	if (!ctx->sk) {
 		ret = -ENOMEM;
@@ -372,6 +385,9 @@ void rmbd_close(struct rmbd_ctx *ctx)
 	if (!ctx)
 		return;
 	nl_socket_free(ctx->sk);
+	if (ctx->ev_sk)
+		nl_socket_free(ctx->ev_sk);
+	free(ctx->ev_buf);
 	free(ctx);
 }
 
@@ -626,7 +642,45 @@ static int rmbd_parse_dev_info(struct nlattr **tb, void *arg)
 	if (tb[RMBD_CLIENT_ATTR_NR_POLL_QUEUES])
 		d->nr_poll_queues =
 			nla_get_u32(tb[RMBD_CLIENT_ATTR_NR_POLL_QUEUES]);
+	if (tb[RMBD_CLIENT_ATTR_RECONNECT_DELAY])
+		d->reconnect_delay =
+			nla_get_u32(tb[RMBD_CLIENT_ATTR_RECONNECT_DELAY]);
+	if (tb[RMBD_CLIENT_ATTR_LOSS_TIMEOUT])
+		d->loss_timeout = nla_get_u32(tb[RMBD_CLIENT_ATTR_LOSS_TIMEOUT]);
+	if (tb[RMBD_CLIENT_ATTR_NR_RECONNECTS])
+		d->nr_reconnects =
+			nla_get_u32(tb[RMBD_CLIENT_ATTR_NR_RECONNECTS]);
 	return 0;
+}
+
+/* The attributes of DEV_CONNECT; optional ones only when given. */
+static int rmbd_put_connect_opts(struct nl_msg *msg,
+				 const struct rmbd_connect_opts *opts)
+{
+	int ret;
+
+	ret = nla_put_string(msg, RMBD_CLIENT_ATTR_ADDR, opts->addr);
+	if (!ret && opts->port)
+		ret = nla_put_u16(msg, RMBD_CLIENT_ATTR_PORT, opts->port);
+	if (!ret)
+		ret = nla_put_string(msg, RMBD_CLIENT_ATTR_EXPORT_NAME,
+				     opts->export_name);
+	if (!ret && opts->nr_io_queues)
+		ret = nla_put_u32(msg, RMBD_CLIENT_ATTR_NR_IO_QUEUES,
+				  opts->nr_io_queues);
+	if (!ret && opts->queue_depth)
+		ret = nla_put_u32(msg, RMBD_CLIENT_ATTR_QUEUE_DEPTH,
+				  opts->queue_depth);
+	if (!ret && opts->nr_poll_queues)
+		ret = nla_put_u32(msg, RMBD_CLIENT_ATTR_NR_POLL_QUEUES,
+				  opts->nr_poll_queues);
+	if (!ret && opts->reconnect_delay)
+		ret = nla_put_u32(msg, RMBD_CLIENT_ATTR_RECONNECT_DELAY,
+				  opts->reconnect_delay);
+	if (!ret && opts->has_loss_timeout)
+		ret = nla_put_u32(msg, RMBD_CLIENT_ATTR_LOSS_TIMEOUT,
+				  opts->loss_timeout);
+	return ret;
 }
 
 int rmbd_dev_connect(struct rmbd_ctx *ctx,
@@ -644,22 +698,7 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 			   0, &msg);
 	if (ret)
 		return ret;
-	ret = nla_put_string(msg, RMBD_CLIENT_ATTR_ADDR, opts->addr);
-	if (!ret && opts->port)
-		ret = nla_put_u16(msg, RMBD_CLIENT_ATTR_PORT, opts->port);
-	if (!ret)
-		ret = nla_put_string(msg, RMBD_CLIENT_ATTR_EXPORT_NAME,
-				     opts->export_name);
-	if (!ret && opts->nr_io_queues)
-		ret = nla_put_u32(msg, RMBD_CLIENT_ATTR_NR_IO_QUEUES,
-				  opts->nr_io_queues);
-	if (!ret && opts->queue_depth)
-		ret = nla_put_u32(msg, RMBD_CLIENT_ATTR_QUEUE_DEPTH,
-				  opts->queue_depth);
-	if (!ret && opts->nr_poll_queues)
-		ret = nla_put_u32(msg, RMBD_CLIENT_ATTR_NR_POLL_QUEUES,
-				  opts->nr_poll_queues);
-	if (rmbd_put_ret(msg, ret))
+	if (rmbd_put_ret(msg, rmbd_put_connect_opts(msg, opts)))
 		return -EMSGSIZE;
 	return rmbd_do(ctx, RMBD_FAM_CLIENT, msg, rmbd_parse_dev_info, out);
 }
@@ -750,7 +789,312 @@ const char *rmbd_dev_state_name(uint8_t state)
 		return "failed";
 	case RMBD_DEV_STATE_DELETING:
 		return "deleting";
+	case RMBD_DEV_STATE_RECONNECTING:
+		return "reconnecting";
 	default:
 		return "unknown";
+	}
+}
+
+/* Events. */
+
+static const unsigned int rmbd_event_bit[RMBD_NR_FAMILIES] = {
+	[RMBD_FAM_TARGET]	= RMBD_EVENTS_TARGET,
+	[RMBD_FAM_CLIENT]	= RMBD_EVENTS_CLIENT,
+};
+
+/* What an event may carry; strings must end in a NUL. */
+static const struct nla_policy
+rmbd_client_event_policy[RMBD_CLIENT_ATTR_MAX + 1] = {
+	[RMBD_CLIENT_ATTR_DEV_INDEX]		= { .type = NLA_U32 },
+	[RMBD_CLIENT_ATTR_DEV_NAME]		= { .type = NLA_STRING },
+	[RMBD_CLIENT_ATTR_DEV_SIZE]		= { .type = NLA_U64 },
+	[RMBD_CLIENT_ATTR_DEV_STATE]		= { .type = NLA_U8 },
+	[RMBD_CLIENT_ATTR_ADDR]			= { .type = NLA_STRING },
+	[RMBD_CLIENT_ATTR_PORT]			= { .type = NLA_U16 },
+	[RMBD_CLIENT_ATTR_EXPORT_NAME]		= { .type = NLA_STRING },
+	[RMBD_CLIENT_ATTR_NR_IO_QUEUES]		= { .type = NLA_U32 },
+	[RMBD_CLIENT_ATTR_QUEUE_DEPTH]		= { .type = NLA_U32 },
+	[RMBD_CLIENT_ATTR_SLAB_SIZE]		= { .type = NLA_U64 },
+	[RMBD_CLIENT_ATTR_NR_POLL_QUEUES]	= { .type = NLA_U32 },
+	[RMBD_CLIENT_ATTR_RECONNECT_DELAY]	= { .type = NLA_U32 },
+	[RMBD_CLIENT_ATTR_LOSS_TIMEOUT]		= { .type = NLA_U32 },
+	[RMBD_CLIENT_ATTR_NR_RECONNECTS]	= { .type = NLA_U32 },
+	[RMBD_CLIENT_ATTR_EVENT]		= { .type = NLA_U8 },
+};
+
+static const struct nla_policy
+rmbd_target_event_policy[RMBD_TARGET_ATTR_MAX + 1] = {
+	[RMBD_TARGET_ATTR_EXPORT_NAME]		= { .type = NLA_STRING },
+	[RMBD_TARGET_ATTR_EVENT]		= { .type = NLA_U8 },
+	[RMBD_TARGET_ATTR_SESSION_ID]		= { .type = NLA_U64 },
+	[RMBD_TARGET_ATTR_SESSION_PEER]		= { .type = NLA_STRING },
+};
+
+/*
+ * Fills *ev from nlh if it is an event of a family this context resolved;
+ * 0 if it is anything else (another family or command, a reply, an error,
+ * a malformed event).
+ */
+static int rmbd_parse_event(const struct rmbd_ctx *ctx, struct nlmsghdr *nlh,
+			    struct rmbd_event *ev)
+{
+	struct nlattr *tb[RMBD_MAX_ATTR + 1];
+	const struct genlmsghdr *ghdr;
+	int type = nlh->nlmsg_type;
+
+	if (type < NLMSG_MIN_TYPE || nlh->nlmsg_len < NLMSG_HDRLEN + GENL_HDRLEN)
+		return 0;
+	ghdr = nlmsg_data(nlh);
+
+	if (ctx->family[RMBD_FAM_CLIENT] > 0 &&
+	    type == ctx->family[RMBD_FAM_CLIENT]) {
+		if (ghdr->cmd != RMBD_CLIENT_CMD_DEV_EVENT ||
+		    genlmsg_parse(nlh, 0, tb, RMBD_CLIENT_ATTR_MAX,
+				  rmbd_client_event_policy) < 0 ||
+		    !tb[RMBD_CLIENT_ATTR_EVENT] ||
+		    !tb[RMBD_CLIENT_ATTR_DEV_INDEX])
+			return 0;
+		memset(ev, 0, sizeof(*ev));
+		ev->family = RMBD_EVENTS_CLIENT;
+		ev->event = nla_get_u8(tb[RMBD_CLIENT_ATTR_EVENT]);
+		rmbd_parse_dev_info(tb, &ev->dev);
+		return 1;
+	}
+
+	if (ctx->family[RMBD_FAM_TARGET] > 0 &&
+	    type == ctx->family[RMBD_FAM_TARGET]) {
+		struct rmbd_session_info *s = &ev->session;
+
+		if (ghdr->cmd != RMBD_TARGET_CMD_SESSION_EVENT ||
+		    genlmsg_parse(nlh, 0, tb, RMBD_TARGET_ATTR_MAX,
+				  rmbd_target_event_policy) < 0 ||
+		    !tb[RMBD_TARGET_ATTR_EVENT] ||
+		    !tb[RMBD_TARGET_ATTR_SESSION_ID])
+			return 0;
+		memset(ev, 0, sizeof(*ev));
+		ev->family = RMBD_EVENTS_TARGET;
+		ev->event = nla_get_u8(tb[RMBD_TARGET_ATTR_EVENT]);
+		s->id = nla_get_u64(tb[RMBD_TARGET_ATTR_SESSION_ID]);
+		if (tb[RMBD_TARGET_ATTR_SESSION_PEER])
+			nla_strlcpy(s->peer, tb[RMBD_TARGET_ATTR_SESSION_PEER],
+				    sizeof(s->peer));
+		if (tb[RMBD_TARGET_ATTR_EXPORT_NAME])
+			nla_strlcpy(s->export_name,
+				    tb[RMBD_TARGET_ATTR_EXPORT_NAME],
+				    sizeof(s->export_name));
+		return 1;
+	}
+	return 0;
+}
+
+static int rmbd_events_open(struct rmbd_ctx *ctx)
+{
+	int ret;
+
+	if (ctx->ev_sk)
+		return 0;
+	ctx->ev_sk = nl_socket_alloc();
+	if (!ctx->ev_sk)
+		return -ENOMEM;
+	/* Nothing is sent on it: notifications have sequence number 0. */
+	nl_socket_disable_seq_check(ctx->ev_sk);
+	ret = genl_connect(ctx->ev_sk);
+	if (ret < 0) {
+		nl_socket_free(ctx->ev_sk);
+		ctx->ev_sk = NULL;
+		return rmbd_nlerr_to_errno(ret);
+	}
+	ctx->ev_fd = nl_socket_get_fd(ctx->ev_sk);
+	return 0;
+}
+
+static int rmbd_events_join(struct rmbd_ctx *ctx, enum rmbd_family_id fam)
+{
+	const struct rmbd_family *f = &rmbd_families[fam];
+	int id, grp, ret;
+
+	id = rmbd_resolve(ctx, fam);
+	if (id < 0)
+		return id;
+	grp = genl_ctrl_resolve_grp(ctx->sk, f->genl_name,
+				    fam == RMBD_FAM_TARGET ?
+				    RMBD_TARGET_MCGRP_EVENTS :
+				    RMBD_CLIENT_MCGRP_EVENTS);
+	if (grp == -NLE_OBJ_NOTFOUND) {
+		rmbd_set_errmsg(ctx, "kernel module %s has no events group",
+				f->module);
+		return -EOPNOTSUPP;
+	}
+	if (grp < 0)
+		return rmbd_nlerr_to_errno(grp);
+	ret = nl_socket_add_membership(ctx->ev_sk, grp);
+	if (ret < 0) {
+		rmbd_set_errmsg(ctx, "cannot join the events group of %s",
+				f->module);
+		return rmbd_nlerr_to_errno(ret);
+	}
+	return 0;
+}
+
+int rmbd_events_subscribe(struct rmbd_ctx *ctx, unsigned int which,
+			  unsigned int *joined)
+{
+	/* The client first: its message wins when both are missing. */
+	static const enum rmbd_family_id order[] = {
+		RMBD_FAM_CLIENT, RMBD_FAM_TARGET
+	};
+	char errmsg[sizeof(ctx->errmsg)] = "";
+	unsigned int i, nr_missing = 0, nr_asked = 0;
+	int ret, err = 0;
+
+	ctx->errmsg[0] = '\0';
+	if (!which || (which & ~RMBD_EVENTS_ALL)) {
+		ret = -EINVAL;
+		goto out;
+	}
+	ret = rmbd_events_open(ctx);
+	if (ret)
+		goto out;
+
+	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		unsigned int bit = rmbd_event_bit[order[i]];
+
+		if (!(which & bit))
+			continue;
+		nr_asked++;
+		if (ctx->ev_joined & bit)
+			continue;
+		ret = rmbd_events_join(ctx, order[i]);
+		if (!ret) {
+			ctx->ev_joined |= bit;
+			continue;
+		}
+		if (ret != -ENOENT && ret != -EOPNOTSUPP)
+			goto out;
+		/* Skipped; its error stands if nothing is joined. */
+		if (ret == -ENOENT)
+			nr_missing++;
+		if (!err || err == -ENOENT) {
+			err = ret;
+			memcpy(errmsg, ctx->errmsg, sizeof(errmsg));
+		}
+	}
+
+	if (ctx->ev_joined & which) {
+		ctx->errmsg[0] = '\0';
+		ret = 0;
+	} else {
+		ret = err;
+		if (nr_asked > 1 && nr_missing == nr_asked)
+			rmbd_set_errmsg(ctx, "neither %s nor %s is loaded",
+					rmbd_families[RMBD_FAM_CLIENT].module,
+					rmbd_families[RMBD_FAM_TARGET].module);
+		else
+			memcpy(ctx->errmsg, errmsg, sizeof(errmsg));
+	}
+out:
+	if (joined)
+		*joined = ctx->ev_joined;
+	return ret;
+}
+
+int rmbd_events_fd(const struct rmbd_ctx *ctx)
+{
+	if (!ctx->ev_joined || ctx->ev_fd < 0)
+		return -EINVAL;
+	return ctx->ev_fd;
+}
+
+static int64_t rmbd_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The next whole message of the datagram in ev_buf, or NULL. */
+static struct nlmsghdr *rmbd_next_msg(struct rmbd_ctx *ctx)
+{
+	struct nlmsghdr *nlh;
+	size_t left = ctx->ev_len - ctx->ev_off;
+
+	if (ctx->ev_off >= ctx->ev_len || left < NLMSG_HDRLEN)
+		goto none;
+	nlh = (struct nlmsghdr *)(ctx->ev_buf + ctx->ev_off);
+	if (nlh->nlmsg_len < NLMSG_HDRLEN || nlh->nlmsg_len > left)
+		goto none;
+	ctx->ev_off += NLMSG_ALIGN(nlh->nlmsg_len);
+	return nlh;
+none:
+	ctx->ev_off = ctx->ev_len = 0;
+	return NULL;
+}
+
+int rmbd_event_recv(struct rmbd_ctx *ctx, struct rmbd_event *ev,
+		    int timeout_ms)
+{
+	int64_t deadline = timeout_ms > 0 ? rmbd_now_ms() + timeout_ms : 0;
+	struct sockaddr_nl sa;
+	struct nlmsghdr *nlh;
+	struct pollfd pfd;
+	struct iovec iov;
+	struct msghdr mh;
+	ssize_t len;
+	int wait, ret;
+
+	ctx->errmsg[0] = '\0';
+	if (!ctx->ev_joined || ctx->ev_fd < 0)
+		return -EINVAL;
+	if (!ctx->ev_buf) {
+		ctx->ev_buf = malloc(RMBD_EV_BUF_SIZE);
+		if (!ctx->ev_buf)
+			return -ENOMEM;
+	}
+
+	for (;;) {
+		/* What is left of the last datagram comes first. */
+		while ((nlh = rmbd_next_msg(ctx)))
+			if (rmbd_parse_event(ctx, nlh, ev))
+				return 1;
+
+		wait = timeout_ms;
+		if (timeout_ms > 0) {
+			int64_t left = deadline - rmbd_now_ms();
+
+			wait = left > 0 ? (int)left : 0;
+		}
+		pfd.fd = ctx->ev_fd;
+		pfd.events = POLLIN;
+		ret = poll(&pfd, 1, wait);
+		if (ret < 0)
+			return -errno;
+		if (!ret)
+			return 0;
+
+		memset(&sa, 0, sizeof(sa));
+		iov.iov_base = ctx->ev_buf;
+		iov.iov_len = RMBD_EV_BUF_SIZE;
+		memset(&mh, 0, sizeof(mh));
+		mh.msg_name = &sa;
+		mh.msg_namelen = sizeof(sa);
+		mh.msg_iov = &iov;
+		mh.msg_iovlen = 1;
+		len = recvmsg(ctx->ev_fd, &mh, MSG_DONTWAIT);
+		if (len < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				continue;
+			if (errno == ENOBUFS)
+				rmbd_set_errmsg(ctx,
+						"events were lost: the receive buffer was full");
+			return -errno;
+		}
+		/* Only the kernel sends events; a cut datagram is no use. */
+		if ((mh.msg_flags & MSG_TRUNC) ||
+		    (sa.nl_family == AF_NETLINK && sa.nl_pid != 0))
+			continue;
+		ctx->ev_len = (size_t)len;
+		ctx->ev_off = 0;
 	}
 }

@@ -90,6 +90,10 @@ struct rmbd_dev_info {
 	uint32_t nr_io_queues;
 	uint32_t queue_depth;
 	uint32_t nr_poll_queues;
+	/* 0 from a kernel without reconnect: it fails a device at once. */
+	uint32_t reconnect_delay;	/* seconds between reconnect attempts */
+	uint32_t loss_timeout;		/* seconds; 0: no reconnect */
+	uint32_t nr_reconnects;		/* times the connection was restored */
 };
 
 struct rmbd_connect_opts {
@@ -99,6 +103,13 @@ struct rmbd_connect_opts {
 	uint32_t nr_io_queues;		/* 0: one per online CPU */
 	uint32_t queue_depth;		/* 0: RMBD_DEFAULT_QUEUE_DEPTH */
 	uint32_t nr_poll_queues;	/* 0: none */
+	uint32_t reconnect_delay;	/* 0: RMBD_DEFAULT_RECONNECT_DELAY */
+	/*
+	 * Seconds I/O waits for a lost connection, sent only if
+	 * has_loss_timeout (else RMBD_DEFAULT_LOSS_TIMEOUT); 0: fail at once.
+	 */
+	uint32_t loss_timeout;
+	bool has_loss_timeout;
 };
 
 /* out may be NULL. */
@@ -111,8 +122,92 @@ int rmbd_dev_list(struct rmbd_ctx *ctx,
 int rmbd_dev_get(struct rmbd_ctx *ctx, uint32_t index,
 		 struct rmbd_dev_info *out);
 
-/* "connecting", "live", "failed", "deleting"; "unknown" otherwise. */
+/*
+ * "connecting", "live", "failed", "deleting", "reconnecting"; "unknown"
+ * otherwise.
+ */
 const char *rmbd_dev_state_name(uint8_t state);
+
+/*
+ * Events: what the multicast group "events" of each family announces.
+ * rmbd-client sends a device message (as rmbd_dev_get() returns it) with
+ * an enum rmbd_dev_event whenever something happens to a device;
+ * rmbd-target sends an enum rmbd_session_event when a client session opens
+ * an export and when it ends.  Events are best effort: the kernel drops
+ * one it cannot allocate, and rmbd_dev_get() is always right.
+ *
+ * Events arrive on a netlink socket of their own, which the context opens
+ * on the first rmbd_events_subscribe(); the requests above go on working
+ * alongside.  A family whose module is unloaded stops sending, and the
+ * socket does not rejoin it when the module is loaded again: subscribe
+ * again (or use a new context) for that.
+ */
+
+/* Bits of the families to subscribe to, and that were joined. */
+#define RMBD_EVENTS_CLIENT	0x1u	/* device events of rmbd-client */
+#define RMBD_EVENTS_TARGET	0x2u	/* session events of rmbd-target */
+#define RMBD_EVENTS_ALL		(RMBD_EVENTS_CLIENT | RMBD_EVENTS_TARGET)
+
+/* A session of the target, as its events describe it. */
+struct rmbd_session_info {
+	uint64_t id;			/* as the target's kernel log prints it */
+	/* The client's address and port: "10.0.0.2:41234", "[fd00::2]:41234" */
+	char peer[RMBD_ADDR_MAX + 8];
+	char export_name[RMBD_EXPORT_NAME_MAX];
+};
+
+struct rmbd_event {
+	unsigned int family;		/* RMBD_EVENTS_CLIENT or _TARGET */
+	/*
+	 * RMBD_EVENTS_CLIENT: enum rmbd_dev_event; RMBD_EVENTS_TARGET: enum
+	 * rmbd_session_event.  Values a newer kernel adds come as they are.
+	 */
+	uint8_t event;
+	struct rmbd_dev_info dev;		/* RMBD_EVENTS_CLIENT; else 0 */
+	struct rmbd_session_info session;	/* RMBD_EVENTS_TARGET; else 0 */
+};
+
+/*
+ * Joins the events group of each family in which (RMBD_EVENTS_* bits)
+ * whose module is loaded; the others are skipped.  *joined (may be NULL)
+ * is set to the families joined so far on this context, by this call and
+ * earlier ones.  Returns 0 if at least one family of which is joined.
+ * Otherwise: -ENOENT if none of their modules is loaded (rmbd_errmsg():
+ * "kernel module rmbd-client is not loaded", or "neither rmbd-client nor
+ * rmbd-target is loaded" for both), -EOPNOTSUPP if a module predates
+ * events ("kernel module ... has no events group"), -EINVAL if which is 0
+ * or has other bits.  Any other error (e.g. -EPERM, if joining needs a
+ * capability) is returned at once, whatever the other family.
+ */
+int rmbd_events_subscribe(struct rmbd_ctx *ctx, unsigned int which,
+			  unsigned int *joined);
+
+/*
+ * The events socket, to poll for POLLIN next to other descriptors; then
+ * call rmbd_event_recv() with timeout_ms 0 until it returns 0.  -EINVAL if
+ * no family was joined.  Do not read from it or close it.
+ */
+int rmbd_events_fd(const struct rmbd_ctx *ctx);
+
+/*
+ * Receives one event into *ev, waiting up to timeout_ms milliseconds (0:
+ * do not wait; -1: wait as long as it takes).  Returns 1 with an event, 0
+ * when the time is up, or a negative errno: -EINTR if a signal interrupted
+ * the wait; -ENOBUFS if the kernel dropped events because the socket's
+ * receive buffer was full (the next call goes on with the events after
+ * the gap; rmbd_dev_list() tells the current state); -EINVAL if no family
+ * was joined.  Messages that are not events are skipped.
+ */
+int rmbd_event_recv(struct rmbd_ctx *ctx, struct rmbd_event *ev,
+		    int timeout_ms);
+
+/*
+ * Names of events, no kernel needed.  rmbd_dev_event_name: "connected",
+ * "link-down", "reconnecting", "live", "failed", "disconnected";
+ * rmbd_session_event_name: "up", "down"; "unknown" otherwise.
+ */
+const char *rmbd_dev_event_name(uint8_t event);
+const char *rmbd_session_event_name(uint8_t event);
 
 /*
  * Helpers, no kernel needed.

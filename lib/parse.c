@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * librmbd: parsers of sizes and device names; no kernel needed.
+ * librmbd: parsers of sizes and device names, names of events; no kernel
+ * needed.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -88,4 +89,36 @@ int rmbd_parse_dev(const char *s, uint32_t *index)
 		return -ERANGE;
 	*index = (uint32_t)v;
 	return 0;
+}
+
+const char *rmbd_dev_event_name(uint8_t event)
+{
+	switch (event) {
+	case RMBD_DEV_EVENT_CONNECTED:
+		return "connected";
+	case RMBD_DEV_EVENT_LINK_DOWN:
+		return "link-down";
+	case RMBD_DEV_EVENT_RECONNECTING:
+		return "reconnecting";
+	case RMBD_DEV_EVENT_LIVE:
+		return "live";
+	case RMBD_DEV_EVENT_FAILED:
+		return "failed";
+	case RMBD_DEV_EVENT_DISCONNECTED:
+		return "disconnected";
+	default:
+		return "unknown";
+	}
+}
+
+const char *rmbd_session_event_name(uint8_t event)
+{
+	switch (event) {
+	case RMBD_SESSION_EVENT_UP:
+		return "up";
+	case RMBD_SESSION_EVENT_DOWN:
+		return "down";
+	default:
+		return "unknown";
+	}
 }

@@ -5,7 +5,8 @@
 # its benchmark (nvme-cli, nbd-server, nbd-client: the peers) need.
 # Idempotent: returns at once when everything is present.
 #
-#   RMBD_DEPS_NO_OPTIONAL=1   skip optional packages (linux-source for checkpatch)
+#   RMBD_DEPS_NO_OPTIONAL=1   skip optional packages (linux-source for checkpatch
+#                             and, with the build tools, for the debug kernel)
 
 set -eu
 
@@ -40,6 +41,11 @@ required=(
 )
 optional=(
 	linux-source-6.1
+	flex
+	bison
+	bc
+	libelf-dev
+	libssl-dev
 )
 
 missing() {

@@ -2,11 +2,15 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Every rmbd test: host tests (selftests/host), checkpatch, then the VM
-# suite.  Prints TAP and ends with one line "N passed, N failed, N skipped".
-# Exit status 1 when a test failed.
+# suite, and with RMBD_WITH_DEBUG=1 the VM suite once more on the debug
+# kernel (selftests/debug-kernel: KASAN, lockdep, kmemleak, fault
+# injection; built first when it is not in the cache).  Prints TAP and
+# ends with one line "N passed, N failed, N skipped".  Exit status 1 when
+# a test failed.
 #
 # usage: run.sh [VM-TEST...]     e.g. run.sh 01-data-verify 04-bad-input
 #   RMBD_SKIP_HOST=1  RMBD_SKIP_CHECKPATCH=1  RMBD_SKIP_VM=1  skip a part
+#   RMBD_WITH_DEBUG=1  add the debug-kernel lane (vm-debug/...)
 
 set -u
 
@@ -67,12 +71,14 @@ if [[ -z ${RMBD_SKIP_CHECKPATCH:-} ]]; then
 	run_one checkpatch "$here/checkpatch.sh"
 fi
 
-if [[ -z ${RMBD_SKIP_VM:-} ]]; then
-	echo "# VM suite"
+# The VM suite as results LANE/TEST: vm_lane LANE DEBUG VM-TEST...
+vm_lane() {
+	local lane=$1 debug=$2 line name detail vm_failed
+	shift 2
 	vm_failed=$failed
 	while IFS= read -r line; do
 		if [[ $line =~ ^(not\ )?ok\ [0-9]+\ ([^#]*[^#\ ])(\ #\ (.*))?$ ]]; then
-			name="vm/${BASH_REMATCH[2]}"
+			name="$lane/${BASH_REMATCH[2]}"
 			detail=${BASH_REMATCH[4]}
 			if [[ -n ${BASH_REMATCH[1]} ]]; then
 				result 1 "$name" "$detail"
@@ -86,12 +92,28 @@ if [[ -z ${RMBD_SKIP_VM:-} ]]; then
 			continue
 		elif [[ $line =~ ^#\ run-vm\.sh\ exit\ status\ ([0-9]+)$ ]]; then
 			if (( BASH_REMATCH[1] != 0 && failed == vm_failed )); then
-				result 1 vm "run-vm.sh exited with ${BASH_REMATCH[1]}"
+				result 1 "$lane" "run-vm.sh exited with ${BASH_REMATCH[1]}"
 			fi
 		else
 			printf '%s\n' "$line"
 		fi
-	done < <("$here/vm/run-vm.sh" "$@" 2>&1; echo "# run-vm.sh exit status $?")
+	done < <(RMBD_DEBUG_KERNEL=$debug "$here/vm/run-vm.sh" "$@" 2>&1
+		 echo "# run-vm.sh exit status $?")
+}
+
+if [[ -z ${RMBD_SKIP_VM:-} ]]; then
+	echo "# VM suite"
+	vm_lane vm 0 "$@"
+fi
+
+if [[ -n ${RMBD_WITH_DEBUG:-} ]]; then
+	echo "# the debug kernel (a long build when it is not in the cache)"
+	debug_failed=$failed
+	run_one debug-kernel "$here/debug-kernel/build.sh" --kernel-only
+	if (( failed == debug_failed )); then
+		echo "# VM suite on the debug kernel"
+		vm_lane vm-debug 1 "$@"
+	fi
 fi
 
 echo "1..$num"

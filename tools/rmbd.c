@@ -11,10 +11,12 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/select.h>
 
 #include "librmbd.h"
 #include "print.h"
@@ -109,7 +111,7 @@ struct keyword {
 
 static int parse_keywords(struct keyword *kw, int argc, char **argv)
 {
-	const char *names[8];
+	const char *names[16];
 	int i, n, k;
 
 	for (n = 0; kw[n].name; n++)
@@ -511,6 +513,12 @@ static int listener_show(int argc, char **argv)
 
 /* dev */
 
+/* In text, a field at its default value shows only with -d. */
+static enum print_mode print_unless_default(bool is_default)
+{
+	return is_default && !opt.details ? PRINT_JSON : PRINT_ANY;
+}
+
 static void print_dev(const struct rmbd_dev_info *d)
 {
 	print_open_object();
@@ -523,9 +531,18 @@ static void print_dev(const struct rmbd_dev_info *d)
 	print_u64(PRINT_ANY, "port", "port %" PRIu64, d->port);
 	print_string(PRINT_ANY, "export", "export %s", d->export_name);
 	print_u64(PRINT_ANY, "queues", "queues %" PRIu64, d->nr_io_queues);
-	print_u64(d->nr_poll_queues || opt.details ? PRINT_ANY : PRINT_JSON,
+	print_u64(print_unless_default(!d->nr_poll_queues),
 		  "poll_queues", "pollq %" PRIu64, d->nr_poll_queues);
 	print_u64(PRINT_ANY, "depth", "depth %" PRIu64, d->queue_depth);
+	print_u64(print_unless_default(d->reconnect_delay ==
+				       RMBD_DEFAULT_RECONNECT_DELAY),
+		  "reconnect_delay", "reconnect_delay %" PRIu64,
+		  d->reconnect_delay);
+	print_u64(print_unless_default(d->loss_timeout ==
+				       RMBD_DEFAULT_LOSS_TIMEOUT),
+		  "loss_timeout", "loss_timeout %" PRIu64, d->loss_timeout);
+	print_u64(print_unless_default(!d->nr_reconnects),
+		  "reconnects", "reconnects %" PRIu64, d->nr_reconnects);
 	print_u64(opt.details ? PRINT_ANY : PRINT_JSON, "slab_size",
 		  "slab %" PRIu64, d->slab_size);
 	print_close_object();
@@ -536,6 +553,8 @@ static void dev_help(FILE *f)
 	fprintf(f,
 		"Usage: rmbd dev connect addr ADDR export NAME [ port PORT ]\n"
 		"                        [ queues N ] [ pollq N ] [ depth N ]\n"
+		"                        [ reconnect_delay SECONDS ] "
+		"[ loss_timeout SECONDS ]\n"
 		"       rmbd dev disconnect DEV [ force ]\n"
 		"       rmbd dev [ show [ DEV ] ]\n"
 		"       rmbd dev help\n"
@@ -544,9 +563,16 @@ static void dev_help(FILE *f)
 		"       PORT := 1-65535, default %d\n"
 		"       queues: 1-%d, default one per online CPU\n"
 		"       pollq: polled queues for io_uring hipri, 0-%d, default 0\n"
-		"       depth: 1-%d, default %d\n",
+		"       depth: 1-%d, default %d\n"
+		"       reconnect_delay: seconds between reconnect attempts, "
+		"1-%d, default %d\n"
+		"       loss_timeout: seconds I/O waits for a lost connection "
+		"before it fails,\n"
+		"                     0-%d (0: fail at once), default %d\n",
 		RMBD_DEFAULT_PORT, RMBD_MAX_IO_QUEUES, RMBD_MAX_IO_QUEUES,
-		RMBD_MAX_QUEUE_DEPTH, RMBD_DEFAULT_QUEUE_DEPTH);
+		RMBD_MAX_QUEUE_DEPTH, RMBD_DEFAULT_QUEUE_DEPTH,
+		RMBD_MAX_RECONNECT_DELAY, RMBD_DEFAULT_RECONNECT_DELAY,
+		RMBD_MAX_LOSS_TIMEOUT, RMBD_DEFAULT_LOSS_TIMEOUT);
 }
 
 static int dev_connect(int argc, char **argv)
@@ -558,6 +584,8 @@ static int dev_connect(int argc, char **argv)
 		{ .name = "queues", .has_value = true },
 		{ .name = "depth", .has_value = true },
 		{ .name = "pollq", .has_value = true },
+		{ .name = "reconnect_delay", .has_value = true },
+		{ .name = "loss_timeout", .has_value = true },
 		{ }
 	};
 	struct rmbd_connect_opts o = { 0 };
@@ -590,6 +618,15 @@ static int dev_connect(int argc, char **argv)
 				     &o.nr_poll_queues))
 		return usage_error("invalid pollq '%s' (0-%d)", kw[5].value,
 				   RMBD_MAX_IO_QUEUES);
+	if (kw[6].seen && parse_uint(kw[6].value, 1, RMBD_MAX_RECONNECT_DELAY,
+				     &o.reconnect_delay))
+		return usage_error("invalid reconnect_delay '%s' (1-%d)",
+				   kw[6].value, RMBD_MAX_RECONNECT_DELAY);
+	if (kw[7].seen && parse_uint(kw[7].value, 0, RMBD_MAX_LOSS_TIMEOUT,
+				     &o.loss_timeout))
+		return usage_error("invalid loss_timeout '%s' (0-%d)",
+				   kw[7].value, RMBD_MAX_LOSS_TIMEOUT);
+	o.has_loss_timeout = kw[7].seen;
 	o.addr = kw[0].value;
 	o.export_name = kw[1].value;
 
@@ -702,6 +739,210 @@ static int dev_show(int argc, char **argv)
 	return ret;
 }
 
+/* monitor */
+
+static void monitor_help(FILE *f)
+{
+	fputs("Usage: rmbd monitor [ dev | session | all ] [ count N ]\n"
+	      "       rmbd monitor help\n"
+	      "where  dev: events of the client's devices (rmbd-client)\n"
+	      "       session: sessions opening and closing on the target "
+	      "(rmbd-target)\n"
+	      "       all: both, of the modules that are loaded (default)\n"
+	      "       count: exit after N events; default: run until "
+	      "SIGINT or SIGTERM\n", f);
+}
+
+/* In text, the fields of dev show that monitor prints only with -d. */
+static enum print_mode print_detail(void)
+{
+	return opt.details ? PRINT_ANY : PRINT_JSON;
+}
+
+/*
+ * Text: "dev NAME EVENT state STATE addr ADDR port PORT export NAME", with
+ * -d followed by the other fields of dev show.  JSON: "type", "event" and
+ * every key of dev show.
+ */
+static void print_dev_event(const struct rmbd_event *ev)
+{
+	const struct rmbd_dev_info *d = &ev->dev;
+	const char *name = rmbd_dev_event_name(ev->event);
+
+	print_open_object();
+	print_string(PRINT_JSON, "type", NULL, "dev");
+	print_string(PRINT_JSON, "event", NULL, name);
+	print_u64(PRINT_JSON, "index", NULL, d->index);
+	print_string(PRINT_ANY, "name", "dev %s", d->name);
+	print_string(PRINT_TEXT, NULL, "%s", name);
+	print_string(PRINT_ANY, "state", "state %s",
+		     rmbd_dev_state_name(d->state));
+	print_string(PRINT_ANY, "addr", "addr %s", d->addr);
+	print_u64(PRINT_ANY, "port", "port %" PRIu64, d->port);
+	print_string(PRINT_ANY, "export", "export %s", d->export_name);
+	print_u64(print_detail(), "size", "size %" PRIu64, d->size);
+	print_u64(print_detail(), "queues", "queues %" PRIu64,
+		  d->nr_io_queues);
+	print_u64(print_detail(), "poll_queues", "pollq %" PRIu64,
+		  d->nr_poll_queues);
+	print_u64(print_detail(), "depth", "depth %" PRIu64, d->queue_depth);
+	print_u64(print_detail(), "reconnect_delay",
+		  "reconnect_delay %" PRIu64, d->reconnect_delay);
+	print_u64(print_detail(), "loss_timeout", "loss_timeout %" PRIu64,
+		  d->loss_timeout);
+	print_u64(print_detail(), "reconnects", "reconnects %" PRIu64,
+		  d->nr_reconnects);
+	print_u64(print_detail(), "slab_size", "slab %" PRIu64, d->slab_size);
+	print_close_object();
+}
+
+/*
+ * Text: "session ID EVENT peer ADDR:PORT export NAME"; JSON: "type",
+ * "event", "id", "peer", "export".  The id is in hex, as the target's
+ * kernel log prints it, and a string in JSON (a number would not survive
+ * parsers that read numbers as doubles).
+ */
+static void print_session_event(const struct rmbd_event *ev)
+{
+	const struct rmbd_session_info *s = &ev->session;
+	const char *name = rmbd_session_event_name(ev->event);
+	char id[17];
+
+	snprintf(id, sizeof(id), "%" PRIx64, s->id);
+	print_open_object();
+	print_string(PRINT_JSON, "type", NULL, "session");
+	print_string(PRINT_JSON, "event", NULL, name);
+	print_string(PRINT_ANY, "id", "session %s", id);
+	print_string(PRINT_TEXT, NULL, "%s", name);
+	print_string(PRINT_ANY, "peer", "peer %s", s->peer);
+	print_string(PRINT_ANY, "export", "export %s", s->export_name);
+	print_close_object();
+}
+
+static volatile sig_atomic_t monitor_stop;
+
+static void monitor_signal(int sig)
+{
+	(void)sig;
+	monitor_stop = 1;
+}
+
+/*
+ * Blocks SIGINT and SIGTERM but while waiting for events, so that one
+ * arriving at any moment ends the loop.  *old: the mask to wait with.
+ */
+static void monitor_signals(sigset_t *old)
+{
+	struct sigaction sa;
+	sigset_t set;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = monitor_signal;
+	sigemptyset(&sa.sa_mask);
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigprocmask(SIG_BLOCK, &set, old);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigdelset(old, SIGINT);
+	sigdelset(old, SIGTERM);
+}
+
+static int monitor_loop(struct rmbd_ctx *ctx, uint32_t count)
+{
+	struct rmbd_event ev;
+	uint32_t seen = 0;
+	sigset_t waitmask;
+	fd_set rfds;
+	int fd, ret;
+
+	fd = rmbd_events_fd(ctx);
+	if (fd < 0)
+		return request_error(ctx, "monitor", fd);
+	monitor_signals(&waitmask);
+
+	while (!monitor_stop && (!count || seen < count)) {
+		ret = rmbd_event_recv(ctx, &ev, 0);
+		if (ret == 1) {
+			if (ev.family == RMBD_EVENTS_CLIENT)
+				print_dev_event(&ev);
+			else
+				print_session_event(&ev);
+			if (fflush(stdout) == EOF) {
+				fprintf(stderr, "rmbd: failed to write: %s\n",
+					strerror(errno));
+				return EXIT_FAIL;
+			}
+			seen++;
+			continue;
+		}
+		if (ret == -ENOBUFS) {
+			fputs("rmbd: events lost: the receive buffer was full; "
+			      "rmbd dev show has the current state\n", stderr);
+			continue;
+		}
+		if (ret < 0 && ret != -EINTR)
+			return request_error(ctx, "receive events", ret);
+		if (ret < 0)
+			continue;
+		/* Nothing pending: wait for the socket or a signal. */
+		FD_ZERO(&rfds);
+		FD_SET(fd, &rfds);
+		if (pselect(fd + 1, &rfds, NULL, NULL, NULL, &waitmask) < 0 &&
+		    errno != EINTR) {
+			fprintf(stderr, "rmbd: failed to wait for events: %s\n",
+				strerror(errno));
+			return EXIT_FAIL;
+		}
+	}
+	return 0;
+}
+
+static int monitor_run(unsigned int which, int argc, char **argv)
+{
+	struct keyword kw[] = {
+		{ .name = "count", .has_value = true },
+		{ }
+	};
+	struct rmbd_ctx *ctx;
+	uint32_t count = 0;
+	int ret;
+
+	ret = parse_keywords(kw, argc, argv);
+	if (ret)
+		return ret;
+	if (kw[0].seen && parse_uint(kw[0].value, 1, UINT32_MAX, &count))
+		return usage_error("invalid count '%s' (1-%" PRIu32 ")",
+				   kw[0].value, UINT32_MAX);
+
+	ret = open_ctx(&ctx);
+	if (ret)
+		return ret;
+	ret = rmbd_events_subscribe(ctx, which, NULL);
+	if (ret < 0)
+		ret = request_error(ctx, "monitor", ret);
+	else
+		ret = monitor_loop(ctx, count);
+	rmbd_close(ctx);
+	return ret;
+}
+
+static int monitor_all(int argc, char **argv)
+{
+	return monitor_run(RMBD_EVENTS_ALL, argc, argv);
+}
+
+static int monitor_dev(int argc, char **argv)
+{
+	return monitor_run(RMBD_EVENTS_CLIENT, argc, argv);
+}
+
+static int monitor_session(int argc, char **argv)
+{
+	return monitor_run(RMBD_EVENTS_TARGET, argc, argv);
+}
+
 /* Dispatch */
 
 struct command {
@@ -713,6 +954,8 @@ struct object {
 	const char *name;
 	void (*help)(FILE *f);
 	const struct command *cmds;	/* the first is the default */
+	/* Arguments that are no command go to the default one. */
+	bool default_takes_args;
 };
 
 static const struct command export_cmds[] = {
@@ -739,13 +982,22 @@ static const struct command dev_cmds[] = {
 	{ }
 };
 
+static const struct command monitor_cmds[] = {
+	{ "all", monitor_all },
+	{ "dev", monitor_dev },
+	{ "session", monitor_session },
+	{ "help", NULL },
+	{ }
+};
+
 static void main_help(FILE *f);
 
 static const struct object objects[] = {
-	{ "export", export_help, export_cmds },
-	{ "listener", listener_help, listener_cmds },
-	{ "dev", dev_help, dev_cmds },
-	{ "help", main_help, NULL },
+	{ "export", export_help, export_cmds, false },
+	{ "listener", listener_help, listener_cmds, false },
+	{ "dev", dev_help, dev_cmds, false },
+	{ "monitor", monitor_help, monitor_cmds, true },
+	{ "help", main_help, NULL, false },
 	{ }
 };
 
@@ -753,7 +1005,7 @@ static void main_help(FILE *f)
 {
 	fputs("Usage: rmbd [ OPTIONS ] OBJECT { COMMAND | help }\n"
 	      "       rmbd help [ OBJECT ]\n"
-	      "where  OBJECT := { export | listener | dev }\n"
+	      "where  OBJECT := { export | listener | dev | monitor }\n"
 	      "       OPTIONS := { -j[son] | -p[retty] | -d[etails] |\n"
 	      "                    -V[ersion] | -h[elp] }\n", f);
 }
@@ -789,6 +1041,8 @@ static int run_object(const struct object *obj, int argc, char **argv)
 		names[i] = obj->cmds[i].name;
 	names[i] = NULL;
 	k = match(names, argv[0]);
+	if (k == -1 && obj->default_takes_args)
+		return obj->cmds[0].fn(argc, argv);
 	if (k == -1)
 		return usage_error("unknown %s command '%s'", obj->name,
 				   argv[0]);

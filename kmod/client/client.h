@@ -13,6 +13,7 @@
 #define RMBD_CLIENT_H
 
 #include <linux/blk-mq.h>
+#include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/workqueue.h>
@@ -31,6 +32,13 @@ enum {
 	RMBD_C_Q_LIVE,		/* connected; I/O may be posted */
 };
 
+/* rmbd_c_dev.flags */
+enum {
+	RMBD_C_DEV_RECOVERING,	/* failed requests are requeued, not ended */
+	RMBD_C_DEV_DEAD,	/* no reconnect: requests fail with EIO */
+	RMBD_C_DEV_QUIESCED,	/* the recovery quiesced the request queue */
+};
+
 struct rmbd_c_dev;
 
 struct rmbd_c_queue {
@@ -44,6 +52,8 @@ struct rmbd_c_queue {
 	bool			cq_from_pool;
 	bool			poll;		/* IB_POLL_DIRECT, blk-mq polls */
 	struct completion	cm_done;
+	/* Serialises polling with destroying the CQ (poll queues). */
+	spinlock_t		poll_lock;
 
 	/*
 	 * Work requests of one dispatch batch are posted together when blk-mq
@@ -87,16 +97,19 @@ struct rmbd_c_req {
 };
 
 struct rmbd_c_dev {
+	struct kref		ref;		/* the list's, and remove_one's */
 	struct list_head	entry;
 	int			index;
 	u8			state;		/* enum rmbd_dev_state */
 	bool			stopping;	/* queues being torn down */
+	unsigned long		flags;
 	struct sockaddr_storage	addr;
 	char			addr_str[RMBD_ADDR_MAX];
 	u16			port;
 	char			export_name[RMBD_EXPORT_NAME_MAX];
 
 	u64			session_id;
+	u64			export_id;
 	u64			size;
 	u64			slab_size;
 	unsigned int		slab_shift;
@@ -115,6 +128,7 @@ struct rmbd_c_dev {
 	struct ib_mr		*zero_mr;
 	u64			zero_dma;
 	u32			zero_len;
+	u32			zero_limit;	/* what the disk advertises */
 	unsigned int		nr_io_queues;
 	unsigned int		nr_poll_queues;
 	unsigned int		nr_queues;	/* admin + I/O + poll */
@@ -135,7 +149,24 @@ struct rmbd_c_dev {
 	u32			recv_len;
 	u32			tag;
 
+	/*
+	 * Recovery: err_work tears a broken session down and parks the
+	 * requests; reconnect_work tries again every @reconnect_delay s;
+	 * loss_work fails the parked I/O when @loss_timeout s have passed.
+	 * @recovery_lock serialises teardown and reconnect (it is taken in
+	 * memalloc_noio scopes only).
+	 */
 	struct work_struct	err_work;
+	struct delayed_work	reconnect_work;
+	struct delayed_work	loss_work;
+	struct mutex		recovery_lock;
+	u32			reconnect_delay;
+	u32			loss_timeout;
+	u32			nr_reconnects;
+	unsigned long		loss_start;	/* jiffies */
+	/* RMBD_OP_KEEPALIVE every @ka_interval jiffies; 0: the target wants none */
+	struct delayed_work	ka_work;
+	unsigned long		ka_interval;
 	struct blk_mq_tag_set	tag_set;
 	struct gendisk		*disk;
 };
@@ -146,8 +177,14 @@ extern struct workqueue_struct *rmbd_c_wq;
 
 /* queue.c */
 int rmbd_c_session_start(struct rmbd_c_dev *dev, const char **why);
+void rmbd_c_session_halt(struct rmbd_c_dev *dev);
+bool rmbd_c_session_port_active(struct rmbd_c_dev *dev);
+void rmbd_c_session_teardown(struct rmbd_c_dev *dev);
 void rmbd_c_session_stop(struct rmbd_c_dev *dev);
+void rmbd_c_schedule_fail(struct rmbd_c_dev *dev);
 void rmbd_c_queues_fail(struct rmbd_c_dev *dev);
+void rmbd_c_keepalive_work(struct work_struct *work);
+void rmbd_c_keepalive_start(struct rmbd_c_dev *dev);
 void rmbd_c_read_write_done(struct ib_cq *cq, struct ib_wc *wc);
 void rmbd_c_lead_done(struct ib_cq *cq, struct ib_wc *wc);
 void rmbd_c_post_batch(struct rmbd_c_queue *q);
@@ -161,6 +198,8 @@ struct rmbd_c_connect_args {
 	u32		nr_io_queues;
 	u32		nr_poll_queues;
 	u32		queue_depth;
+	u32		reconnect_delay;
+	u32		loss_timeout;
 };
 
 int rmbd_c_dev_connect(const struct rmbd_c_connect_args *args, int *index,
@@ -170,6 +209,7 @@ struct rmbd_c_dev *rmbd_c_dev_find(int index);
 
 /* netlink.c */
 int rmbd_c_netlink_init(void);
+void rmbd_c_notify(struct rmbd_c_dev *dev, u8 event);
 void rmbd_c_netlink_exit(void);
 
 #endif /* RMBD_CLIENT_H */

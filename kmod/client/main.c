@@ -114,8 +114,13 @@ static blk_status_t rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
 	blk_status_t status;
 	int count;
 
-	if (unlikely(!test_bit(RMBD_C_Q_LIVE, &q->flags)))
+	if (unlikely(!test_bit(RMBD_C_Q_LIVE, &q->flags))) {
+		/* Recovering: blk-mq retries it once the queues are back. */
+		if (test_bit(RMBD_C_DEV_RECOVERING, &dev->flags) &&
+		    !test_bit(RMBD_C_DEV_DEAD, &dev->flags))
+			return BLK_STS_RESOURCE;
 		return BLK_STS_IOERR;
+	}
 	if (unlikely(idx >= dev->nr_slabs || off >= dev->slabs[idx].len))
 		return BLK_STS_IOERR;
 
@@ -168,7 +173,19 @@ static void rmbd_c_commit_rqs(struct blk_mq_hw_ctx *hctx)
 static void rmbd_c_complete_rq(struct request *rq)
 {
 	struct rmbd_c_req *req = blk_mq_rq_to_pdu(rq);
+	struct rmbd_c_dev *dev = req->queue->dev;
 
+	/*
+	 * A request that failed with the connection is parked until the
+	 * session is back (or the loss timeout ends the wait).  Redoing a
+	 * READ or WRITE that may have happened already is harmless.
+	 */
+	if (unlikely(req->status) &&
+	    test_bit(RMBD_C_DEV_RECOVERING, &dev->flags) &&
+	    !test_bit(RMBD_C_DEV_DEAD, &dev->flags)) {
+		blk_mq_requeue_request(rq, false);
+		return;
+	}
 	blk_mq_end_request(rq, req->status);
 }
 
@@ -184,13 +201,14 @@ static enum blk_eh_timer_return rmbd_c_timeout(struct request *rq)
 			return BLK_EH_DONE;
 	}
 
-	pr_warn_ratelimited("rmbd%d: I/O timed out, failing the device\n",
-			    dev->index);
+	if (!test_bit(RMBD_C_DEV_RECOVERING, &dev->flags))
+		pr_warn_ratelimited("rmbd%d: I/O timed out, resetting the connection\n",
+				    dev->index);
 	/*
 	 * The request completes from its flushed work request once the QP is
 	 * in the error state: it completes exactly once.
 	 */
-	queue_work(rmbd_c_wq, &dev->err_work);
+	rmbd_c_schedule_fail(dev);
 	return BLK_EH_RESET_TIMER;
 }
 
@@ -256,6 +274,77 @@ static const struct block_device_operations rmbd_c_fops = {
 	.owner		= THIS_MODULE,
 };
 
+/* Let parked requests run again: on the new session, or to fail. */
+static void rmbd_c_release_requests(struct rmbd_c_dev *dev)
+{
+	if (!dev->disk)
+		return;
+	if (test_and_clear_bit(RMBD_C_DEV_QUIESCED, &dev->flags))
+		blk_mq_unquiesce_queue(dev->disk->queue);
+	blk_mq_kick_requeue_list(dev->disk->queue);
+}
+
+/* Give up: parked and new I/O fails with EIO; the device stays failed. */
+static void rmbd_c_dev_kill(struct rmbd_c_dev *dev)
+{
+	set_bit(RMBD_C_DEV_DEAD, &dev->flags);
+	rmbd_c_release_requests(dev);
+}
+
+/*
+ * The session broke: a live device with a loss timeout parks its I/O and
+ * starts reconnecting; otherwise the device fails.  Called with
+ * recovery_lock held.
+ */
+static void rmbd_c_recover(struct rmbd_c_dev *dev)
+{
+	bool recover = false, failed = false;
+
+	lockdep_assert_held(&dev->recovery_lock);
+	mutex_lock(&rmbd_c_mutex);
+	if (dev->state == RMBD_DEV_STATE_LIVE && dev->loss_timeout &&
+	    !test_bit(RMBD_C_DEV_DEAD, &dev->flags)) {
+		dev->state = RMBD_DEV_STATE_RECONNECTING;
+		dev->loss_start = jiffies;
+		recover = true;
+		pr_warn("rmbd%d: connection to %pISpc lost, reconnecting; I/O waits up to %u s\n",
+			dev->index, &dev->addr, dev->loss_timeout);
+	} else if (dev->state == RMBD_DEV_STATE_LIVE ||
+		   dev->state == RMBD_DEV_STATE_CONNECTING) {
+		/* A device still connecting was never announced. */
+		failed = dev->state == RMBD_DEV_STATE_LIVE;
+		dev->state = RMBD_DEV_STATE_FAILED;
+		set_bit(RMBD_C_DEV_DEAD, &dev->flags);
+		pr_warn("rmbd%d: connection to %pISpc lost, I/O fails\n",
+			dev->index, &dev->addr);
+	}
+	mutex_unlock(&rmbd_c_mutex);
+
+	/*
+	 * Flush what is posted.  The queues stay, without a word to the
+	 * target, until the device is disconnected (session_stop, under
+	 * recovery_lock as well) or reconnects.
+	 */
+	if (!dev->stopping)
+		rmbd_c_session_halt(dev);
+
+	if (recover || failed)
+		rmbd_c_notify(dev, RMBD_DEV_EVENT_LINK_DOWN);
+	if (failed)
+		rmbd_c_notify(dev, RMBD_DEV_EVENT_FAILED);
+	if (recover) {
+		/* Park what is in flight: it comes back through ->complete. */
+		blk_mq_quiesce_queue(dev->disk->queue);
+		set_bit(RMBD_C_DEV_QUIESCED, &dev->flags);
+		queue_delayed_work(rmbd_c_wq, &dev->loss_work,
+				   dev->loss_timeout * HZ);
+		queue_delayed_work(rmbd_c_wq, &dev->reconnect_work,
+				   dev->reconnect_delay * HZ);
+	} else if (test_bit(RMBD_C_DEV_DEAD, &dev->flags)) {
+		rmbd_c_release_requests(dev);
+	}
+}
+
 static void rmbd_c_err_work(struct work_struct *work)
 {
 	struct rmbd_c_dev *dev = container_of(work, struct rmbd_c_dev,
@@ -263,18 +352,107 @@ static void rmbd_c_err_work(struct work_struct *work)
 	/* Requests (swap-out among them) wait for this: no I/O to reclaim. */
 	unsigned int noio = memalloc_noio_save();
 
-	mutex_lock(&rmbd_c_mutex);
-	if (dev->state == RMBD_DEV_STATE_LIVE ||
-	    dev->state == RMBD_DEV_STATE_CONNECTING) {
-		dev->state = RMBD_DEV_STATE_FAILED;
-		pr_warn("rmbd%d: connection to %pISpc lost, I/O fails\n",
-			dev->index, &dev->addr);
-	}
-	/* The queues stay until session_stop, which sets stopping first. */
-	if (!dev->stopping)
-		rmbd_c_queues_fail(dev);
-	mutex_unlock(&rmbd_c_mutex);
+	mutex_lock(&dev->recovery_lock);
+	rmbd_c_recover(dev);
+	mutex_unlock(&dev->recovery_lock);
 	memalloc_noio_restore(noio);
+}
+
+static void rmbd_c_reconnect_work(struct work_struct *work)
+{
+	struct rmbd_c_dev *dev = container_of(to_delayed_work(work),
+					      struct rmbd_c_dev,
+					      reconnect_work);
+	unsigned int noio = memalloc_noio_save();
+	const char *why = "";
+	bool live = false;
+	int ret;
+
+	mutex_lock(&dev->recovery_lock);
+	if (test_bit(RMBD_C_DEV_DEAD, &dev->flags))
+		goto out;
+	/* The old session says goodbye first, once its port is back. */
+	if (dev->ibdev && !rmbd_c_session_port_active(dev)) {
+		pr_info_ratelimited("rmbd%d: waiting for port %u of %s to come back\n",
+				    dev->index, dev->queues[0].cm_id->port_num,
+				    dev_name(&dev->ibdev->dev));
+		queue_delayed_work(rmbd_c_wq, &dev->reconnect_work,
+				   dev->reconnect_delay * HZ);
+		goto out;
+	}
+	rmbd_c_session_teardown(dev);
+	rmbd_c_notify(dev, RMBD_DEV_EVENT_RECONNECTING);
+	ret = rmbd_c_session_start(dev, &why);
+	if (!ret) {
+		mutex_lock(&rmbd_c_mutex);
+		if (dev->state == RMBD_DEV_STATE_RECONNECTING &&
+		    !test_bit(RMBD_C_DEV_DEAD, &dev->flags)) {
+			dev->state = RMBD_DEV_STATE_LIVE;
+			dev->nr_reconnects++;
+			clear_bit(RMBD_C_DEV_RECOVERING, &dev->flags);
+			live = true;
+		}
+		mutex_unlock(&rmbd_c_mutex);
+	}
+	if (ret == -ESTALE || ret == -ENOENT) {
+		/*
+		 * The export is another one, or gone (ENOENT from OPEN): its
+		 * data is lost and waiting for the loss timeout cannot help.
+		 */
+		rmbd_c_session_teardown(dev);
+		pr_err("rmbd%d: %s; I/O fails\n", dev->index, why);
+		mutex_lock(&rmbd_c_mutex);
+		live = dev->state == RMBD_DEV_STATE_RECONNECTING;
+		if (live)
+			dev->state = RMBD_DEV_STATE_FAILED;
+		mutex_unlock(&rmbd_c_mutex);
+		cancel_delayed_work(&dev->loss_work);
+		rmbd_c_dev_kill(dev);
+		if (live)
+			rmbd_c_notify(dev, RMBD_DEV_EVENT_FAILED);
+		goto out;
+	}
+	if (!live) {
+		rmbd_c_session_teardown(dev);
+		if (!test_bit(RMBD_C_DEV_DEAD, &dev->flags)) {
+			pr_info_ratelimited("rmbd%d: reconnect failed (%d) %s; next try in %u s\n",
+					    dev->index, ret, why,
+					    dev->reconnect_delay);
+			queue_delayed_work(rmbd_c_wq, &dev->reconnect_work,
+					   dev->reconnect_delay * HZ);
+		}
+		goto out;
+	}
+	cancel_delayed_work(&dev->loss_work);
+	rmbd_c_keepalive_start(dev);
+	pr_info("rmbd%d: reconnected to %pISpc after %u ms\n", dev->index,
+		&dev->addr, jiffies_to_msecs(jiffies - dev->loss_start));
+	rmbd_c_release_requests(dev);
+	rmbd_c_notify(dev, RMBD_DEV_EVENT_LIVE);
+out:
+	mutex_unlock(&dev->recovery_lock);
+	memalloc_noio_restore(noio);
+}
+
+static void rmbd_c_loss_work(struct work_struct *work)
+{
+	struct rmbd_c_dev *dev = container_of(to_delayed_work(work),
+					      struct rmbd_c_dev, loss_work);
+	bool expired = false;
+
+	/* Not under recovery_lock: a reconnect attempt may hold it for long. */
+	mutex_lock(&rmbd_c_mutex);
+	if (dev->state == RMBD_DEV_STATE_RECONNECTING) {
+		dev->state = RMBD_DEV_STATE_FAILED;
+		expired = true;
+	}
+	mutex_unlock(&rmbd_c_mutex);
+	if (!expired)
+		return;
+	pr_warn("rmbd%d: %pISpc not back within %u s, I/O fails\n",
+		dev->index, &dev->addr, dev->loss_timeout);
+	rmbd_c_dev_kill(dev);
+	rmbd_c_notify(dev, RMBD_DEV_EVENT_FAILED);
 }
 
 static int rmbd_c_disk_add(struct rmbd_c_dev *dev)
@@ -315,11 +493,13 @@ static int rmbd_c_disk_add(struct rmbd_c_dev *dev)
 	blk_queue_chunk_sectors(q, dev->slab_size >> SECTOR_SHIFT);
 	/* A write is in the target's memory when it completes. */
 	blk_queue_write_cache(q, false, false);
-	if (dev->zero_len) {
+	/* A reconnect must offer at least this much. */
+	dev->zero_limit = dev->zero_len;
+	if (dev->zero_limit) {
 		/* Discarded ranges read back as zeroes. */
 		q->limits.discard_granularity = PAGE_SIZE;
-		blk_queue_max_discard_sectors(q, dev->zero_len >> SECTOR_SHIFT);
-		blk_queue_max_write_zeroes_sectors(q, dev->zero_len >>
+		blk_queue_max_discard_sectors(q, dev->zero_limit >> SECTOR_SHIFT);
+		blk_queue_max_write_zeroes_sectors(q, dev->zero_limit >>
 						   SECTOR_SHIFT);
 	}
 	blk_queue_flag_set(QUEUE_FLAG_NONROT, q);
@@ -356,13 +536,23 @@ struct rmbd_c_dev *rmbd_c_dev_find(int index)
 	return NULL;
 }
 
+static void rmbd_c_dev_release(struct kref *ref)
+{
+	kfree(container_of(ref, struct rmbd_c_dev, ref));
+}
+
+static void rmbd_c_dev_put(struct rmbd_c_dev *dev)
+{
+	kref_put(&dev->ref, rmbd_c_dev_release);
+}
+
 static void rmbd_c_dev_free(struct rmbd_c_dev *dev)
 {
 	mutex_lock(&rmbd_c_mutex);
 	list_del(&dev->entry);
 	mutex_unlock(&rmbd_c_mutex);
 	ida_free(&rmbd_c_ida, dev->index);
-	kfree(dev);
+	rmbd_c_dev_put(dev);
 }
 
 /**
@@ -398,7 +588,14 @@ int rmbd_c_dev_connect(const struct rmbd_c_connect_args *args, int *index,
 	dev->nr_poll_queues = args->nr_poll_queues;
 	dev->queue_depth = args->queue_depth;
 	dev->state = RMBD_DEV_STATE_CONNECTING;
+	kref_init(&dev->ref);
+	dev->reconnect_delay = args->reconnect_delay;
+	dev->loss_timeout = args->loss_timeout;
+	mutex_init(&dev->recovery_lock);
 	INIT_WORK(&dev->err_work, rmbd_c_err_work);
+	INIT_DELAYED_WORK(&dev->reconnect_work, rmbd_c_reconnect_work);
+	INIT_DELAYED_WORK(&dev->loss_work, rmbd_c_loss_work);
+	INIT_DELAYED_WORK(&dev->ka_work, rmbd_c_keepalive_work);
 
 	ret = ida_alloc_max(&rmbd_c_ida, MINORMASK / RMBD_C_MINORS,
 			    GFP_KERNEL);
@@ -423,16 +620,24 @@ int rmbd_c_dev_connect(const struct rmbd_c_connect_args *args, int *index,
 	pr_info("rmbd%d: %llu bytes of %s on %pISpc, %u I/O and %u poll queues\n",
 		dev->index, dev->size, dev->export_name, &dev->addr,
 		dev->nr_io_queues, dev->nr_poll_queues);
+	/* Before it is live: nobody can disconnect it before this is queued. */
+	rmbd_c_keepalive_start(dev);
 	mutex_lock(&rmbd_c_mutex);
 	/* A queue may have failed meanwhile: then the device stays failed. */
 	if (dev->state == RMBD_DEV_STATE_CONNECTING)
 		dev->state = RMBD_DEV_STATE_LIVE;
 	*index = dev->index;
+	/* It may be disconnected as soon as the mutex is dropped. */
+	kref_get(&dev->ref);
 	mutex_unlock(&rmbd_c_mutex);
+	rmbd_c_notify(dev, RMBD_DEV_EVENT_CONNECTED);
+	rmbd_c_dev_put(dev);
 	return 0;
 
 out_stop:
+	mutex_lock(&dev->recovery_lock);
 	rmbd_c_session_stop(dev);
+	mutex_unlock(&dev->recovery_lock);
 	cancel_work_sync(&dev->err_work);
 	rmbd_c_dev_free(dev);
 	return ret;
@@ -440,10 +645,19 @@ out_stop:
 
 static void rmbd_c_dev_remove(struct rmbd_c_dev *dev)
 {
+	/* No reconnect from here on; parked requests fail. */
+	set_bit(RMBD_C_DEV_DEAD, &dev->flags);
+	flush_work(&dev->err_work);
+	cancel_delayed_work_sync(&dev->reconnect_work);
+	cancel_delayed_work_sync(&dev->loss_work);
+	rmbd_c_release_requests(dev);
 	/* Waits for in-flight I/O; a dead link fails it via the timeout. */
 	del_gendisk(dev->disk);
+	mutex_lock(&dev->recovery_lock);
 	rmbd_c_session_stop(dev);
+	mutex_unlock(&dev->recovery_lock);
 	cancel_work_sync(&dev->err_work);
+	rmbd_c_notify(dev, RMBD_DEV_EVENT_DISCONNECTED);
 	put_disk(dev->disk);
 	blk_mq_free_tag_set(&dev->tag_set);
 	pr_info("rmbd%d: disconnected\n", dev->index);
@@ -508,8 +722,9 @@ static int rmbd_c_add_one(struct ib_device *ibdev)
 }
 
 /*
- * An RDMA device goes away: remove every device whose queues use it, so
- * that its unregistration does not wait for an administrator.
+ * An RDMA device goes away: every session on it must let go of it before
+ * this returns.  A live device with a loss timeout reconnects (on another
+ * RDMA device, or on this one once it is back); the others fail.
  */
 static void rmbd_c_remove_one(struct ib_device *ibdev, void *client_data)
 {
@@ -520,9 +735,9 @@ static void rmbd_c_remove_one(struct ib_device *ibdev, void *client_data)
 		mutex_lock(&rmbd_c_mutex);
 		list_for_each_entry(dev, &rmbd_c_devs, entry) {
 			if (READ_ONCE(dev->ibdev) == ibdev &&
-			    (dev->state == RMBD_DEV_STATE_LIVE ||
-			     dev->state == RMBD_DEV_STATE_FAILED)) {
-				dev->state = RMBD_DEV_STATE_DELETING;
+			    dev->state != RMBD_DEV_STATE_CONNECTING &&
+			    dev->state != RMBD_DEV_STATE_DELETING) {
+				kref_get(&dev->ref);
 				found = dev;
 				break;
 			}
@@ -530,11 +745,19 @@ static void rmbd_c_remove_one(struct ib_device *ibdev, void *client_data)
 		mutex_unlock(&rmbd_c_mutex);
 		if (!found)
 			break;
-		pr_warn("rmbd%d: RDMA device %s removed, removing the device\n",
-			found->index, dev_name(&ibdev->dev));
-		/* Flush what is in flight so that del_gendisk can finish. */
-		rmbd_c_queues_fail(found);
-		rmbd_c_dev_remove(found);
+		pr_warn("rmbd%d: RDMA device %s removed\n", found->index,
+			dev_name(&ibdev->dev));
+		mutex_lock(&found->recovery_lock);
+		if (found->ibdev == ibdev) {
+			if (found->loss_timeout)
+				set_bit(RMBD_C_DEV_RECOVERING, &found->flags);
+			rmbd_c_recover(found);
+		}
+		/* Failed, or being deleted meanwhile: let go all the same. */
+		if (found->ibdev == ibdev && !found->stopping)
+			rmbd_c_session_teardown(found);
+		mutex_unlock(&found->recovery_lock);
+		rmbd_c_dev_put(found);
 	}
 }
 

@@ -9,6 +9,11 @@
 #include "client.h"
 #include "nlmsg.h"
 
+static struct netlink_range_validation rmbd_c_loss_timeout_range = {
+	.min	= 0,
+	.max	= RMBD_MAX_LOSS_TIMEOUT,
+};
+
 static const struct nla_policy rmbd_c_policy[RMBD_CLIENT_ATTR_MAX + 1] = {
 	[RMBD_CLIENT_ATTR_DEV_INDEX]	= { .type = NLA_U32 },
 	[RMBD_CLIENT_ATTR_DEV_NAME]	= { .type = NLA_REJECT },
@@ -28,12 +33,18 @@ static const struct nla_policy rmbd_c_policy[RMBD_CLIENT_ATTR_MAX + 1] = {
 	[RMBD_CLIENT_ATTR_FORCE]	= { .type = NLA_FLAG },
 	[RMBD_CLIENT_ATTR_NR_POLL_QUEUES] =
 		NLA_POLICY_MAX(NLA_U32, RMBD_MAX_IO_QUEUES),
+	[RMBD_CLIENT_ATTR_RECONNECT_DELAY] =
+		NLA_POLICY_RANGE(NLA_U32, 1, RMBD_MAX_RECONNECT_DELAY),
+	[RMBD_CLIENT_ATTR_LOSS_TIMEOUT] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &rmbd_c_loss_timeout_range),
+	[RMBD_CLIENT_ATTR_NR_RECONNECTS] = { .type = NLA_REJECT },
+	[RMBD_CLIENT_ATTR_EVENT]	= { .type = NLA_REJECT },
 };
 
 static struct genl_family rmbd_c_family;
 
 static int rmbd_c_fill_dev(struct sk_buff *skb, struct rmbd_c_dev *dev,
-			   u32 portid, u32 seq, int flags, u8 cmd)
+			   u32 portid, u32 seq, int flags, u8 cmd, u8 event)
 {
 	char name[DISK_NAME_LEN];
 	void *hdr;
@@ -57,7 +68,13 @@ static int rmbd_c_fill_dev(struct sk_buff *skb, struct rmbd_c_dev *dev,
 			dev->nr_poll_queues) ||
 	    nla_put_u32(skb, RMBD_CLIENT_ATTR_QUEUE_DEPTH, dev->queue_depth) ||
 	    nla_put_u64_64bit(skb, RMBD_CLIENT_ATTR_SLAB_SIZE, dev->slab_size,
-			      RMBD_CLIENT_ATTR_PAD)) {
+			      RMBD_CLIENT_ATTR_PAD) ||
+	    nla_put_u32(skb, RMBD_CLIENT_ATTR_RECONNECT_DELAY,
+			dev->reconnect_delay) ||
+	    nla_put_u32(skb, RMBD_CLIENT_ATTR_LOSS_TIMEOUT, dev->loss_timeout) ||
+	    nla_put_u32(skb, RMBD_CLIENT_ATTR_NR_RECONNECTS,
+			dev->nr_reconnects) ||
+	    (event && nla_put_u8(skb, RMBD_CLIENT_ATTR_EVENT, event))) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
 	}
@@ -74,7 +91,7 @@ static int rmbd_c_reply(struct genl_info *info, struct rmbd_c_dev *dev)
 	if (!skb)
 		return -ENOMEM;
 	ret = rmbd_c_fill_dev(skb, dev, info->snd_portid, info->snd_seq, 0,
-			      info->genlhdr->cmd);
+			      info->genlhdr->cmd, 0);
 	if (ret) {
 		nlmsg_free(skb);
 		return ret;
@@ -115,6 +132,12 @@ static int rmbd_c_connect(struct sk_buff *skb, struct genl_info *info)
 	args.queue_depth = attrs[RMBD_CLIENT_ATTR_QUEUE_DEPTH] ?
 			   nla_get_u32(attrs[RMBD_CLIENT_ATTR_QUEUE_DEPTH]) :
 			   RMBD_DEFAULT_QUEUE_DEPTH;
+	args.reconnect_delay = attrs[RMBD_CLIENT_ATTR_RECONNECT_DELAY] ?
+		nla_get_u32(attrs[RMBD_CLIENT_ATTR_RECONNECT_DELAY]) :
+		RMBD_DEFAULT_RECONNECT_DELAY;
+	args.loss_timeout = attrs[RMBD_CLIENT_ATTR_LOSS_TIMEOUT] ?
+		nla_get_u32(attrs[RMBD_CLIENT_ATTR_LOSS_TIMEOUT]) :
+		RMBD_DEFAULT_LOSS_TIMEOUT;
 
 	ret = rmbd_c_dev_connect(&args, &index, &why);
 	if (ret) {
@@ -180,7 +203,7 @@ static int rmbd_c_dump(struct sk_buff *skb, struct netlink_callback *cb)
 			continue;
 		if (rmbd_c_fill_dev(skb, dev, NETLINK_CB(cb->skb).portid,
 				    cb->nlh->nlmsg_seq, NLM_F_MULTI,
-				    RMBD_CLIENT_CMD_DEV_GET)) {
+				    RMBD_CLIENT_CMD_DEV_GET, 0)) {
 			idx--;
 			break;
 		}
@@ -209,6 +232,11 @@ static const struct genl_ops rmbd_c_ops[] = {
 	},
 };
 
+static const struct genl_multicast_group rmbd_c_mcgrps[] = {
+	/* Events name exports, addresses and devices: admins only. */
+	{ .name = RMBD_CLIENT_MCGRP_EVENTS, .flags = GENL_MCAST_CAP_NET_ADMIN, },
+};
+
 static struct genl_family rmbd_c_family __ro_after_init = {
 	.name		= RMBD_CLIENT_GENL_NAME,
 	.version	= RMBD_CLIENT_GENL_VERSION,
@@ -217,6 +245,8 @@ static struct genl_family rmbd_c_family __ro_after_init = {
 	.module		= THIS_MODULE,
 	.ops		= rmbd_c_ops,
 	.n_ops		= ARRAY_SIZE(rmbd_c_ops),
+	.mcgrps		= rmbd_c_mcgrps,
+	.n_mcgrps	= ARRAY_SIZE(rmbd_c_mcgrps),
 	/* resv_start_op 0: strict header and attribute checks everywhere. */
 	/* A connect may take seconds; others must not wait behind it. */
 	.parallel_ops	= true,
@@ -224,12 +254,55 @@ static struct genl_family rmbd_c_family __ro_after_init = {
 
 MODULE_ALIAS_GENL_FAMILY(RMBD_CLIENT_GENL_NAME);
 
+/* Events stop before the family, and its group ids, go away. */
+static DECLARE_RWSEM(rmbd_c_events_sem);
+static bool rmbd_c_events_on;
+
+/**
+ * rmbd_c_notify() - announce @event of @dev to the events group
+ * @dev: the device
+ * @event: enum rmbd_dev_event
+ *
+ * Called from the recovery paths, which must not wait for memory: an
+ * event that cannot be allocated at once is dropped.  Takes rmbd_c_mutex.
+ */
+void rmbd_c_notify(struct rmbd_c_dev *dev, u8 event)
+{
+	struct sk_buff *skb;
+	int ret;
+
+	down_read(&rmbd_c_events_sem);
+	if (!rmbd_c_events_on ||
+	    !genl_has_listeners(&rmbd_c_family, &init_net, 0))
+		goto out;
+	skb = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_NOWAIT | __GFP_NOWARN);
+	if (!skb)
+		goto out;
+	mutex_lock(&rmbd_c_mutex);
+	ret = rmbd_c_fill_dev(skb, dev, 0, 0, 0, RMBD_CLIENT_CMD_DEV_EVENT,
+			      event);
+	mutex_unlock(&rmbd_c_mutex);
+	if (ret)
+		nlmsg_free(skb);
+	else
+		genlmsg_multicast(&rmbd_c_family, skb, 0, 0, GFP_NOWAIT);
+out:
+	up_read(&rmbd_c_events_sem);
+}
+
 int rmbd_c_netlink_init(void)
 {
-	return genl_register_family(&rmbd_c_family);
+	int ret = genl_register_family(&rmbd_c_family);
+
+	if (!ret)
+		rmbd_c_events_on = true;
+	return ret;
 }
 
 void rmbd_c_netlink_exit(void)
 {
+	down_write(&rmbd_c_events_sem);
+	rmbd_c_events_on = false;
+	up_write(&rmbd_c_events_sem);
 	genl_unregister_family(&rmbd_c_family);
 }

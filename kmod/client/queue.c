@@ -6,20 +6,36 @@
 
 #include <linux/slab.h>
 #include <linux/log2.h>
+#include <linux/sched/mm.h>
 #include <net/net_namespace.h>
 #include <rdma/ib_cm.h>
+#include <rdma/ib_cache.h>
 #include "client.h"
 
 #define RMBD_C_RESOLVE_MS	5000
 #define RMBD_C_CM_TIMEOUT	(15 * HZ)
 #define RMBD_C_ADMIN_TIMEOUT	(10 * HZ)
+/*
+ * Local ACK timeout, 4.096 us * 2^16 = 268 ms: with 7 retries a dead link
+ * fails posted work requests within about 2 s.
+ */
+#define RMBD_C_ACK_TIMEOUT	16
 /* Outstanding RDMA READs we ask for per queue. */
 #define RMBD_C_RD_ATOM		16
 /* Largest discard or write zeroes one work request carries. */
 #define RMBD_C_ZERO_MAX		(2U << 20)
 
-static void rmbd_c_schedule_fail(struct rmbd_c_dev *dev)
+/**
+ * rmbd_c_schedule_fail() - the session is broken: recover or fail
+ * @dev: the device
+ *
+ * From now on requests that fail are requeued rather than ended, unless
+ * the device is dead; err_work decides what happens next.
+ */
+void rmbd_c_schedule_fail(struct rmbd_c_dev *dev)
 {
+	if (dev->loss_timeout)
+		set_bit(RMBD_C_DEV_RECOVERING, &dev->flags);
 	queue_work(rmbd_c_wq, &dev->err_work);
 }
 
@@ -184,6 +200,7 @@ static int rmbd_c_first_device(struct rmbd_c_dev *dev, struct ib_device *ibdev,
 			       const char **why)
 {
 	struct ib_device_attr *attrs = &ibdev->attrs;
+	unsigned int segs;
 
 	dev->pd = ib_alloc_pd(ibdev, 0);
 	if (IS_ERR(dev->pd)) {
@@ -193,7 +210,14 @@ static int rmbd_c_first_device(struct rmbd_c_dev *dev, struct ib_device *ibdev,
 		return ret;
 	}
 	dev->ibdev = ibdev;
-	dev->max_segs = min3(attrs->max_send_sge, attrs->max_sge_rd, 128);
+	segs = min3(attrs->max_send_sge, attrs->max_sge_rd, 128);
+	/* The disk's limits and request layout were sized at first connect. */
+	if (dev->max_segs && segs < dev->max_segs) {
+		*why = "the RDMA device now supports fewer SGEs than the device was created with";
+		return -EXDEV;
+	}
+	if (!dev->max_segs)
+		dev->max_segs = segs;
 	/* +2: drain, and the admin queue's receives share the CQ */
 	if (dev->queue_depth + 2 > attrs->max_qp_wr ||
 	    dev->queue_depth + 2 > attrs->max_cqe) {
@@ -212,15 +236,9 @@ static int rmbd_c_queue_connect(struct rmbd_c_dev *dev, unsigned int idx,
 	struct rdma_cm_id *cm_id;
 	int ret;
 
-	q->dev = dev;
-	q->idx = idx;
-	q->poll = idx > dev->nr_io_queues;
-	q->depth = idx ? dev->queue_depth : RMBD_C_ADMIN_DEPTH;
-	init_completion(&q->cm_done);
-	spin_lock_init(&q->lock);
-	INIT_LIST_HEAD(&q->batch);
-	INIT_LIST_HEAD(&q->posted);
-
+	reinit_completion(&q->cm_done);
+	q->cm_error = 0;
+	q->cm_why = NULL;
 	cm_id = rdma_create_id(&init_net, rmbd_c_cm_handler, q, RDMA_PS_TCP,
 			       IB_QPT_RC);
 	if (IS_ERR(cm_id))
@@ -276,6 +294,11 @@ static int rmbd_c_queue_connect(struct rmbd_c_dev *dev, unsigned int idx,
 	param.initiator_depth = min_t(u32, RMBD_C_RD_ATOM,
 				      dev->ibdev->attrs.max_qp_init_rd_atom);
 
+	ret = rdma_set_ack_timeout(cm_id, RMBD_C_ACK_TIMEOUT);
+	if (ret) {
+		*why = "cannot set the queue's ACK timeout";
+		return ret;
+	}
 	reinit_completion(&q->cm_done);
 	ret = rdma_connect(cm_id, &param);
 	if (ret) {
@@ -287,7 +310,13 @@ static int rmbd_c_queue_connect(struct rmbd_c_dev *dev, unsigned int idx,
 
 static void rmbd_c_queue_destroy_qp(struct rmbd_c_queue *q)
 {
-	if (test_and_clear_bit(RMBD_C_Q_ALLOCATED, &q->flags)) {
+	unsigned long flags;
+
+	if (test_bit(RMBD_C_Q_ALLOCATED, &q->flags)) {
+		/* blk-mq may poll at any time, even with the queue quiesced. */
+		spin_lock_irqsave(&q->poll_lock, flags);
+		clear_bit(RMBD_C_Q_ALLOCATED, &q->flags);
+		spin_unlock_irqrestore(&q->poll_lock, flags);
 		rdma_destroy_qp(q->cm_id);
 		if (q->cq_from_pool)
 			ib_cq_pool_put(q->cq, q->cq_size);
@@ -405,6 +434,7 @@ static int rmbd_c_open(struct rmbd_c_dev *dev, const char **why)
 {
 	struct rmbd_open_req *req = dev->send_buf;
 	struct rmbd_open_rsp *rsp = dev->recv_buf;
+	u32 timeout_ms;
 	int ret;
 
 	memset(req, 0, RMBD_MSG_SIZE);
@@ -414,16 +444,35 @@ static int rmbd_c_open(struct rmbd_c_dev *dev, const char **why)
 		*why = "target has no export with this name";
 	if (ret)
 		return ret;
-	dev->size = le64_to_cpu(rsp->size);
-	dev->slab_size = le64_to_cpu(rsp->slab_size);
-	dev->nr_slabs = le32_to_cpu(rsp->nr_slabs);
+	if (dev->slabs) {
+		/* Reconnecting: the export must be the one we had. */
+		if (le64_to_cpu(rsp->export_id) != dev->export_id) {
+			*why = "the export was created again on the target: the data it held is gone";
+			return -ESTALE;
+		}
+		if (le64_to_cpu(rsp->size) != dev->size ||
+		    le64_to_cpu(rsp->slab_size) != dev->slab_size ||
+		    le32_to_cpu(rsp->nr_slabs) != dev->nr_slabs) {
+			*why = "the export changed its size or slab size";
+			return -ESTALE;
+		}
+	} else {
+		dev->export_id = le64_to_cpu(rsp->export_id);
+		dev->size = le64_to_cpu(rsp->size);
+		dev->slab_size = le64_to_cpu(rsp->slab_size);
+		dev->nr_slabs = le32_to_cpu(rsp->nr_slabs);
+	}
 	if (rmbd_check_geometry(dev->size, dev->slab_size, dev->nr_slabs)) {
 		*why = "target announced an invalid export geometry";
 		return -EPROTO;
 	}
 	dev->slab_shift = ilog2(dev->slab_size);
-	dev->slabs = kvcalloc(dev->nr_slabs, sizeof(*dev->slabs),
-			      GFP_KERNEL | __GFP_NOWARN);
+	timeout_ms = le32_to_cpu(rsp->session_timeout_ms);
+	/* Three keepalives per timeout: one lost message is not the end. */
+	dev->ka_interval = timeout_ms ? max(msecs_to_jiffies(timeout_ms / 3), 1UL) : 0;
+	if (!dev->slabs)
+		dev->slabs = kvcalloc(dev->nr_slabs, sizeof(*dev->slabs),
+				      GFP_KERNEL | __GFP_NOWARN);
 	if (!dev->slabs)
 		return -ENOMEM;
 	return 0;
@@ -474,10 +523,15 @@ static int rmbd_c_zero_mr_setup(struct rmbd_c_dev *dev, const char **why)
 	struct ib_mr *mr;
 	int n, ret;
 
-	if (!(attrs->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS))
-		return 0;
 	pages = min_t(u64, dev->slab_size, RMBD_C_ZERO_MAX) >> PAGE_SHIFT;
 	pages = min(pages, attrs->max_fast_reg_page_list_len);
+	if (!(attrs->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS))
+		pages = 0;
+	/* Reconnecting: the disk already advertises a discard limit. */
+	if (dev->disk && (pages << PAGE_SHIFT) < dev->zero_limit) {
+		*why = "the RDMA device now registers less memory than the device was created with";
+		return -EXDEV;
+	}
 	if (!pages)
 		return 0;
 
@@ -552,6 +606,35 @@ static void rmbd_c_zero_mr_free(struct rmbd_c_dev *dev)
 	dev->zero_len = 0;
 }
 
+/*
+ * The queues outlive sessions: blk-mq's hardware contexts point at them
+ * and poll them, so a reconnect reuses them.
+ */
+static int rmbd_c_queues_alloc(struct rmbd_c_dev *dev)
+{
+	unsigned int i;
+
+	dev->nr_queues = 1 + dev->nr_io_queues + dev->nr_poll_queues;
+	dev->queues = kcalloc(dev->nr_queues, sizeof(*dev->queues),
+			      GFP_KERNEL);
+	if (!dev->queues)
+		return -ENOMEM;
+	for (i = 0; i < dev->nr_queues; i++) {
+		struct rmbd_c_queue *q = &dev->queues[i];
+
+		q->dev = dev;
+		q->idx = i;
+		q->poll = i > dev->nr_io_queues;
+		q->depth = i ? dev->queue_depth : RMBD_C_ADMIN_DEPTH;
+		init_completion(&q->cm_done);
+		spin_lock_init(&q->lock);
+		spin_lock_init(&q->poll_lock);
+		INIT_LIST_HEAD(&q->batch);
+		INIT_LIST_HEAD(&q->posted);
+	}
+	return 0;
+}
+
 /**
  * rmbd_c_session_start() - connect every queue and map the export
  * @dev: device with address, export name and queue counts set
@@ -564,11 +647,11 @@ int rmbd_c_session_start(struct rmbd_c_dev *dev, const char **why)
 	unsigned int i;
 	int ret;
 
-	dev->nr_queues = 1 + dev->nr_io_queues + dev->nr_poll_queues;
-	dev->queues = kcalloc(dev->nr_queues, sizeof(*dev->queues),
-			      GFP_KERNEL);
-	if (!dev->queues)
-		return -ENOMEM;
+	if (!dev->queues) {
+		ret = rmbd_c_queues_alloc(dev);
+		if (ret)
+			return ret;
+	}
 	ret = rmbd_c_queue_connect(dev, 0, why);
 	if (ret)
 		return ret;
@@ -594,6 +677,34 @@ int rmbd_c_session_start(struct rmbd_c_dev *dev, const char **why)
 	return 0;
 }
 
+/* Keep the target's session alive; a failed keepalive fails the device. */
+void rmbd_c_keepalive_work(struct work_struct *work)
+{
+	struct rmbd_c_dev *dev = container_of(to_delayed_work(work),
+					      struct rmbd_c_dev, ka_work);
+	unsigned int noio = memalloc_noio_save();
+	const char *why = "";
+	int ret;
+
+	ret = rmbd_c_admin_xfer(dev, RMBD_OP_KEEPALIVE,
+				sizeof(struct rmbd_msg_hdr), &why);
+	memalloc_noio_restore(noio);
+	if (ret) {
+		if (!READ_ONCE(dev->stopping))
+			pr_warn("rmbd%d: keepalive failed (%d) %s\n",
+				dev->index, ret, why);
+		rmbd_c_schedule_fail(dev);
+		return;
+	}
+	queue_delayed_work(rmbd_c_wq, &dev->ka_work, dev->ka_interval);
+}
+
+void rmbd_c_keepalive_start(struct rmbd_c_dev *dev)
+{
+	if (dev->ka_interval)
+		queue_delayed_work(rmbd_c_wq, &dev->ka_work, dev->ka_interval);
+}
+
 /**
  * rmbd_c_queues_fail() - stop I/O on every queue
  * @dev: the device
@@ -616,21 +727,62 @@ void rmbd_c_queues_fail(struct rmbd_c_dev *dev)
 }
 
 /**
- * rmbd_c_session_stop() - tear down every queue and free the session
+ * rmbd_c_session_halt() - stop a broken session without talking to the peer
  * @dev: the device
  *
- * Idempotent.  Every posted work request has completed when it returns.
+ * Moves every queue pair to the error state, which flushes what is posted
+ * (the requests come back through ->complete), and stops the keepalive.
+ * Unlike rdma_disconnect() it sends no CM message: while the port is down
+ * soft-RoCE turns a send into an error of the sending queue pair, and an
+ * error of the CM's own QP1 would stop every later connect.  The teardown,
+ * which disconnects, waits until the port is up.
  */
-void rmbd_c_session_stop(struct rmbd_c_dev *dev)
+void rmbd_c_session_halt(struct rmbd_c_dev *dev)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	unsigned int i;
+
+	if (!dev->queues)
+		return;
+	for (i = 0; i < dev->nr_queues; i++) {
+		struct rmbd_c_queue *q = &dev->queues[i];
+
+		clear_bit(RMBD_C_Q_LIVE, &q->flags);
+		if (test_bit(RMBD_C_Q_ALLOCATED, &q->flags))
+			ib_modify_qp(q->cm_id->qp, &attr, IB_QP_STATE);
+	}
+	cancel_delayed_work_sync(&dev->ka_work);
+}
+
+/* Whether the port under the session's admin queue is up. */
+bool rmbd_c_session_port_active(struct rmbd_c_dev *dev)
+{
+	struct rdma_cm_id *cm_id = dev->queues ? dev->queues[0].cm_id : NULL;
+	enum ib_port_state state;
+
+	if (!cm_id || !cm_id->device)
+		return true;
+	if (ib_get_cached_port_state(cm_id->device, cm_id->port_num, &state))
+		return true;
+	return state == IB_PORT_ACTIVE;
+}
+
+/**
+ * rmbd_c_session_teardown() - release everything a session holds
+ * @dev: the device
+ *
+ * Idempotent.  Every posted work request has completed when it returns;
+ * the queues and the slab table stay for a reconnect.
+ */
+void rmbd_c_session_teardown(struct rmbd_c_dev *dev)
 {
 	unsigned int i;
 
-	mutex_lock(&rmbd_c_mutex);
-	dev->stopping = true;
-	mutex_unlock(&rmbd_c_mutex);
 	if (!dev->queues)
 		return;
 	rmbd_c_queues_fail(dev);
+	/* Its admin exchange ends now that the queue pairs are in error. */
+	cancel_delayed_work_sync(&dev->ka_work);
 	for (i = 0; i < dev->nr_queues; i++)
 		if (test_bit(RMBD_C_Q_ALLOCATED, &dev->queues[i].flags))
 			ib_drain_qp(dev->queues[i].cm_id->qp);
@@ -650,6 +802,20 @@ void rmbd_c_session_stop(struct rmbd_c_dev *dev)
 		}
 	}
 	dev->ibdev = NULL;
+}
+
+/**
+ * rmbd_c_session_stop() - tear the session down and free the queues
+ * @dev: the device
+ *
+ * Idempotent.
+ */
+void rmbd_c_session_stop(struct rmbd_c_dev *dev)
+{
+	mutex_lock(&rmbd_c_mutex);
+	dev->stopping = true;
+	mutex_unlock(&rmbd_c_mutex);
+	rmbd_c_session_teardown(dev);
 	kfree(dev->queues);
 	dev->queues = NULL;
 	kvfree(dev->slabs);
@@ -659,7 +825,14 @@ void rmbd_c_session_stop(struct rmbd_c_dev *dev)
 /* Reap a poll queue's completions; returns how many there were. */
 int rmbd_c_poll_cq(struct rmbd_c_queue *q)
 {
-	return ib_process_cq_direct(q->cq, -1);
+	unsigned long flags;
+	int n = 0;
+
+	spin_lock_irqsave(&q->poll_lock, flags);
+	if (test_bit(RMBD_C_Q_ALLOCATED, &q->flags))
+		n = ib_process_cq_direct(q->cq, -1);
+	spin_unlock_irqrestore(&q->poll_lock, flags);
+	return n;
 }
 
 static void rmbd_c_req_done(struct rmbd_c_dev *dev, struct rmbd_c_req *req)

@@ -16,7 +16,7 @@ static_assert(sizeof(struct rmbd_cm_rep) == 16);
 static_assert(sizeof(struct rmbd_cm_rej) == 8);
 static_assert(sizeof(struct rmbd_msg_hdr) == 8);
 static_assert(sizeof(struct rmbd_open_req) == 80);
-static_assert(sizeof(struct rmbd_open_rsp) == 32);
+static_assert(sizeof(struct rmbd_open_rsp) == 40);
 static_assert(sizeof(struct rmbd_map_req) == 16);
 static_assert(sizeof(struct rmbd_map_rsp) == 32);
 static_assert(sizeof(struct rmbd_open_req) <= RMBD_MSG_SIZE);
@@ -138,12 +138,14 @@ static u32 rmbd_msg_min_len(u16 opcode)
 	case RMBD_OP_MAP:
 		return sizeof(struct rmbd_map_req);
 	case RMBD_OP_CLOSE:
+	case RMBD_OP_KEEPALIVE:
 		return sizeof(struct rmbd_msg_hdr);
 	case RMBD_OP_OPEN | RMBD_OP_REPLY:
 		return sizeof(struct rmbd_open_rsp);
 	case RMBD_OP_MAP | RMBD_OP_REPLY:
 		return sizeof(struct rmbd_map_rsp);
 	case RMBD_OP_CLOSE | RMBD_OP_REPLY:
+	case RMBD_OP_KEEPALIVE | RMBD_OP_REPLY:
 		return sizeof(struct rmbd_msg_hdr);
 	default:
 		return 0;

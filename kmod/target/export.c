@@ -6,6 +6,7 @@
 
 #include <linux/mm.h>
 #include <linux/slab.h>
+#include <linux/random.h>
 #include <linux/log2.h>
 #include <linux/sched.h>
 #include "target.h"
@@ -134,6 +135,9 @@ int rmbd_export_create(const char *name, u64 size, u64 slab_size,
 	if (!exp)
 		return -ENOMEM;
 	kref_init(&exp->ref);
+	do {
+		exp->id = get_random_u64();
+	} while (!exp->id);
 	INIT_LIST_HEAD(&exp->sessions);
 	atomic_set(&exp->nr_mapped, 0);
 	strscpy(exp->name, name, sizeof(exp->name));

@@ -18,6 +18,25 @@ LIST_HEAD(rmbd_t_sessions);
 LIST_HEAD(rmbd_t_listeners);
 struct workqueue_struct *rmbd_t_wq;
 
+/* Seconds of admin-queue silence after which a session is released. */
+unsigned int rmbd_t_session_timeout = 30;
+
+static int rmbd_t_set_session_timeout(const char *val,
+				      const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 0, 3600);
+}
+
+static const struct kernel_param_ops rmbd_t_session_timeout_ops = {
+	.set	= rmbd_t_set_session_timeout,
+	.get	= param_get_uint,
+};
+
+module_param_cb(session_timeout, &rmbd_t_session_timeout_ops,
+		&rmbd_t_session_timeout, 0644);
+MODULE_PARM_DESC(session_timeout,
+		 "seconds without a message from a client before its session is released (0: never; default 30; applies to new sessions)");
+
 #define RMBD_LISTEN_BACKLOG	128
 
 static struct rmbd_listener *rmbd_listener_find(struct sockaddr_storage *ss)

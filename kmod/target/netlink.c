@@ -24,6 +24,9 @@ static const struct nla_policy rmbd_t_policy[RMBD_TARGET_ATTR_MAX + 1] = {
 	[RMBD_TARGET_ATTR_LISTENER_PORT] = NLA_POLICY_MIN(NLA_U16, 1),
 	[RMBD_TARGET_ATTR_PAD]		= { .type = NLA_REJECT },
 	[RMBD_TARGET_ATTR_TOTAL_MEM]	= { .type = NLA_REJECT },
+	[RMBD_TARGET_ATTR_EVENT]	= { .type = NLA_REJECT },
+	[RMBD_TARGET_ATTR_SESSION_ID]	= { .type = NLA_REJECT },
+	[RMBD_TARGET_ATTR_SESSION_PEER]	= { .type = NLA_REJECT },
 };
 
 static struct genl_family rmbd_t_family;
@@ -316,6 +319,11 @@ static const struct genl_ops rmbd_t_ops[] = {
 	},
 };
 
+static const struct genl_multicast_group rmbd_t_mcgrps[] = {
+	/* Events name exports, addresses and devices: admins only. */
+	{ .name = RMBD_TARGET_MCGRP_EVENTS, .flags = GENL_MCAST_CAP_NET_ADMIN, },
+};
+
 static struct genl_family rmbd_t_family __ro_after_init = {
 	.name		= RMBD_TARGET_GENL_NAME,
 	.version	= RMBD_TARGET_GENL_VERSION,
@@ -324,6 +332,8 @@ static struct genl_family rmbd_t_family __ro_after_init = {
 	.module		= THIS_MODULE,
 	.ops		= rmbd_t_ops,
 	.n_ops		= ARRAY_SIZE(rmbd_t_ops),
+	.mcgrps		= rmbd_t_mcgrps,
+	.n_mcgrps	= ARRAY_SIZE(rmbd_t_mcgrps),
 	/* resv_start_op 0: strict header and attribute checks everywhere. */
 	.parallel_ops	= true,
 	.netnsok	= false,
@@ -331,12 +341,61 @@ static struct genl_family rmbd_t_family __ro_after_init = {
 
 MODULE_ALIAS_GENL_FAMILY(RMBD_TARGET_GENL_NAME);
 
+/* Events stop before the family, and its group ids, go away. */
+static DECLARE_RWSEM(rmbd_t_events_sem);
+static bool rmbd_t_events_on;
+
+/**
+ * rmbd_t_notify_session() - announce a session event to the events group
+ * @sess: a session that opened an export
+ * @event: enum rmbd_session_event
+ */
+void rmbd_t_notify_session(struct rmbd_t_session *sess, u8 event)
+{
+	char peer[RMBD_ADDR_MAX + 8];
+	struct sk_buff *skb;
+	void *hdr;
+
+	down_read(&rmbd_t_events_sem);
+	if (!rmbd_t_events_on ||
+	    !genl_has_listeners(&rmbd_t_family, &init_net, 0))
+		goto out;
+	skb = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	if (!skb)
+		goto out;
+	snprintf(peer, sizeof(peer), "%pISpc",
+		 &sess->admin.cm_id->route.addr.dst_addr);
+	hdr = genlmsg_put(skb, 0, 0, &rmbd_t_family, 0,
+			  RMBD_TARGET_CMD_SESSION_EVENT);
+	if (!hdr ||
+	    nla_put_u8(skb, RMBD_TARGET_ATTR_EVENT, event) ||
+	    nla_put_u64_64bit(skb, RMBD_TARGET_ATTR_SESSION_ID, sess->id,
+			      RMBD_TARGET_ATTR_PAD) ||
+	    nla_put_string(skb, RMBD_TARGET_ATTR_SESSION_PEER, peer) ||
+	    nla_put_string(skb, RMBD_TARGET_ATTR_EXPORT_NAME,
+			   sess->export->name)) {
+		nlmsg_free(skb);
+		goto out;
+	}
+	genlmsg_end(skb, hdr);
+	genlmsg_multicast(&rmbd_t_family, skb, 0, 0, GFP_KERNEL);
+out:
+	up_read(&rmbd_t_events_sem);
+}
+
 int rmbd_t_netlink_init(void)
 {
-	return genl_register_family(&rmbd_t_family);
+	int ret = genl_register_family(&rmbd_t_family);
+
+	if (!ret)
+		rmbd_t_events_on = true;
+	return ret;
 }
 
 void rmbd_t_netlink_exit(void)
 {
+	down_write(&rmbd_t_events_sem);
+	rmbd_t_events_on = false;
+	up_write(&rmbd_t_events_sem);
 	genl_unregister_family(&rmbd_t_family);
 }

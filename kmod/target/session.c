@@ -66,6 +66,7 @@ static void rmbd_t_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 	r->len = wc->byte_len;
+	WRITE_ONCE(sess->last_heard, jiffies);
 	spin_lock_bh(&sess->recv_lock);
 	list_add_tail(&r->entry, &sess->recv_pending);
 	spin_unlock_bh(&sess->recv_lock);
@@ -238,6 +239,8 @@ static int rmbd_t_handle_open(struct rmbd_t_session *sess,
 	rsp->size = cpu_to_le64(exp->size);
 	rsp->slab_size = cpu_to_le64(exp->slab_size);
 	rsp->nr_slabs = cpu_to_le32(exp->nr_slabs);
+	rsp->session_timeout_ms = cpu_to_le32(jiffies_to_msecs(sess->timeout));
+	rsp->export_id = cpu_to_le64(exp->id);
 out_unlock:
 	mutex_unlock(&rmbd_t_mutex);
 	return ret;
@@ -289,12 +292,16 @@ static void rmbd_t_handle_msg(struct rmbd_t_session *sess, void *buf, u32 len)
 		case RMBD_OP_OPEN:
 			ret = rmbd_t_handle_open(sess, buf);
 			rsp_len = sizeof(struct rmbd_open_rsp);
+			if (!ret)
+				rmbd_t_notify_session(sess,
+						      RMBD_SESSION_EVENT_UP);
 			break;
 		case RMBD_OP_MAP:
 			ret = rmbd_t_handle_map(sess, buf);
 			rsp_len = sizeof(struct rmbd_map_rsp);
 			break;
 		case RMBD_OP_CLOSE:
+		case RMBD_OP_KEEPALIVE:
 			break;
 		}
 	}
@@ -469,6 +476,30 @@ out_free:
 
 static void rmbd_t_release_work(struct work_struct *work);
 
+/*
+ * A client that vanished (crashed, lost its link for good) leaves its
+ * queues connected as far as the target can tell: nothing is posted on
+ * them.  Its keepalives stop, and this releases the session.
+ */
+static void rmbd_t_timeout_work(struct work_struct *work)
+{
+	struct rmbd_t_session *sess = container_of(to_delayed_work(work),
+						   struct rmbd_t_session,
+						   timeout_work);
+	unsigned long deadline = READ_ONCE(sess->last_heard) + sess->timeout;
+
+	if (test_bit(RMBD_T_SESS_RELEASING, &sess->flags))
+		return;
+	if (time_after_eq(jiffies, deadline)) {
+		pr_info("session %llx: client silent for %u s, releasing the session\n",
+			sess->id, jiffies_to_msecs(sess->timeout) / 1000);
+		rmbd_t_session_schedule_release(sess);
+		return;
+	}
+	queue_delayed_work(rmbd_t_wq, &sess->timeout_work,
+			   deadline - jiffies + 1);
+}
+
 /* A client opens a session: its admin queue connects. */
 static int rmbd_t_session_create(struct rdma_cm_id *cm_id,
 				 struct rdma_cm_event *ev)
@@ -493,6 +524,9 @@ static int rmbd_t_session_create(struct rdma_cm_id *cm_id,
 	spin_lock_init(&sess->recv_lock);
 	INIT_WORK(&sess->msg_work, rmbd_t_msg_work);
 	INIT_WORK(&sess->release_work, rmbd_t_release_work);
+	INIT_DELAYED_WORK(&sess->timeout_work, rmbd_t_timeout_work);
+	sess->timeout = READ_ONCE(rmbd_t_session_timeout) * HZ;
+	sess->last_heard = jiffies;
 	init_completion(&sess->send_done);
 	init_completion(&sess->reg_done);
 	sess->send_cqe.done = rmbd_t_send_done;
@@ -525,6 +559,9 @@ static int rmbd_t_session_create(struct rdma_cm_id *cm_id,
 		goto out_unlist;
 	pr_debug("session %llx: admin queue from %pISp\n", sess->id,
 		 &cm_id->route.addr.dst_addr);
+	if (sess->timeout)
+		queue_delayed_work(rmbd_t_wq, &sess->timeout_work,
+				   sess->timeout);
 	return 0;
 
 out_unlist:
@@ -679,6 +716,7 @@ static void rmbd_t_release_work(struct work_struct *work)
 	rdma_disconnect(sess->admin.cm_id);
 	ib_drain_qp(sess->admin.cm_id->qp);
 	cancel_work_sync(&sess->msg_work);
+	cancel_delayed_work_sync(&sess->timeout_work);
 
 	for (i = 0; i < RMBD_MAX_IO_QUEUES_WIRE; i++)
 		if (sess->ioq[i])
@@ -687,6 +725,7 @@ static void rmbd_t_release_work(struct work_struct *work)
 
 	exp = sess->export;
 	if (exp) {
+		rmbd_t_notify_session(sess, RMBD_SESSION_EVENT_DOWN);
 		for (i = 0; i < exp->nr_slabs; i++)
 			rmbd_t_unmap_slab(sess, i);
 		kvfree(sess->maps);

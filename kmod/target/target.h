@@ -41,6 +41,7 @@ struct rmbd_export {
 	struct kref		ref;
 	struct list_head	entry;		/* rmbd_t_exports */
 	char			name[RMBD_EXPORT_NAME_MAX];
+	u64			id;		/* random, never 0 */
 	u64			size;
 	u64			slab_size;
 	u32			nr_slabs;
@@ -117,6 +118,11 @@ struct rmbd_t_session {
 	struct completion	reg_done;
 	int			wr_status;
 
+	/* Released when the admin queue is silent for @timeout jiffies. */
+	unsigned long		last_heard;
+	unsigned long		timeout;
+	struct delayed_work	timeout_work;
+
 	struct work_struct	release_work;
 };
 
@@ -136,6 +142,7 @@ extern struct list_head rmbd_t_exports;
 extern struct list_head rmbd_t_sessions;
 extern struct list_head rmbd_t_listeners;
 extern struct workqueue_struct *rmbd_t_wq;
+extern unsigned int rmbd_t_session_timeout;
 
 /* export.c */
 struct rmbd_export *rmbd_export_find(const char *name);
@@ -163,6 +170,7 @@ int rmbd_listener_del(const char *addr, u16 port, const char **why);
 
 /* netlink.c */
 int rmbd_t_netlink_init(void);
+void rmbd_t_notify_session(struct rmbd_t_session *sess, u8 event);
 void rmbd_t_netlink_exit(void);
 
 #endif /* RMBD_TARGET_H */

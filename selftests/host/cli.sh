@@ -149,18 +149,52 @@ usage dev "invalid depth '2048' (1-1024)" \
 	dev connect addr 10.0.0.1 export foo depth 2048
 usage dev "invalid pollq '257' (0-256)" \
 	dev connect addr 10.0.0.1 export foo pollq 257
+usage dev "invalid reconnect_delay '0' (1-3600)" \
+	dev connect addr 10.0.0.1 export foo reconnect_delay 0
+usage dev "invalid reconnect_delay '3601' (1-3600)" \
+	dev connect addr 10.0.0.1 export foo reconnect_delay 3601
+usage dev "invalid reconnect_delay '2s' (1-3600)" \
+	dev connect addr 10.0.0.1 export foo reconnect_delay 2s
+usage dev "invalid reconnect_delay '-1' (1-3600)" \
+	dev connect addr 10.0.0.1 export foo reconnect_delay -1
+usage dev "missing value for 'reconnect_delay'" \
+	dev connect addr 10.0.0.1 export foo reconnect_delay
+usage dev "invalid loss_timeout '86401' (0-86400)" \
+	dev connect addr 10.0.0.1 export foo loss_timeout 86401
+usage dev "invalid loss_timeout '18446744073709551616' (0-86400)" \
+	dev connect addr 10.0.0.1 export foo loss_timeout 18446744073709551616
+usage dev "invalid loss_timeout 'never' (0-86400)" \
+	dev connect addr 10.0.0.1 export foo loss_timeout never
+usage dev "invalid loss_timeout '' (0-86400)" \
+	dev connect addr 10.0.0.1 export foo loss_timeout ""
+usage dev "invalid loss_timeout ' 5' (0-86400)" \
+	dev connect addr 10.0.0.1 export foo loss_timeout " 5"
+usage dev "missing value for 'loss_timeout'" \
+	dev connect addr 10.0.0.1 export foo loss_timeout
+usage dev "duplicate keyword 'loss_timeout'" \
+	dev connect addr 10.0.0.1 export foo loss 5 loss_timeout 6
 usage dev "duplicate keyword 'addr'" \
 	dev connect addr 10.0.0.1 addr 10.0.0.2 export foo
 usage dev "missing device" dev disconnect
 usage dev "invalid device 'sda'" dev disconnect sda
 usage dev "invalid device 'rmbd'" dev show rmbd
 usage dev "unexpected argument 'rmbd2'" dev show rmbd1 rmbd2
+usage monitor "unknown keyword 'bogus'" monitor bogus
+usage monitor "unknown keyword 'session'" monitor dev session
+usage monitor "missing value for 'count'" monitor count
+usage monitor "invalid count '0' (1-4294967295)" monitor count 0
+usage monitor "invalid count '4294967296' (1-4294967295)" \
+	monitor dev count 4294967296
+usage monitor "invalid count 'x' (1-4294967295)" monitor session count x
+usage monitor "invalid count '-1' (1-4294967295)" monitor all count -1
+usage monitor "duplicate keyword 'count'" monitor all count 1 c 2
+usage monitor "unexpected argument 'x'" monitor help x
 log_is "" "usage errors make no library call"
 
 # Help
 expect 0 "rmbd 0.1.0" "" "$RMBD" -V
 for args in "help" "-h" "--help" "help export" "export help" "listener help" \
-	    "dev help" "d h" "help l"; do
+	    "dev help" "d h" "help l" "monitor help" "help monitor" "m h"; do
 	# shellcheck disable=SC2086
 	"$RMBD" $args >"$tmp/out" 2>"$tmp/err"
 	if [ $? = 0 ] && grep -q '^Usage: rmbd' "$tmp/out" &&
@@ -177,14 +211,27 @@ then
 else
 	fail "dev help gives the default port and depth"
 fi
+if grep -q 'reconnect_delay: .*1-3600, default 2$' "$tmp/out" &&
+   grep -q '0-86400 (0: fail at once), default 60$' "$tmp/out"; then
+	pass "dev help gives the reconnect_delay and loss_timeout ranges"
+else
+	fail "dev help gives the reconnect_delay and loss_timeout ranges"
+fi
 
 # Output and library calls, through the fake library
 exports_text="export foo size 1073741824 slab 67108864 slabs 16 sessions 1 mapped 3 mem 1073741824
 export bar.2 size 8388608 slab 2097152 slabs 4 sessions 0 mapped 0 mem 8388608"
 exports_json='[{"name":"foo","size":1073741824,"slab_size":67108864,"nr_slabs":16,"sessions":1,"mapped":3,"mem":1073741824},{"name":"bar.2","size":8388608,"slab_size":2097152,"nr_slabs":4,"sessions":0,"mapped":0,"mem":8388608}]'
+# Text: pollq, reconnect_delay, loss_timeout and reconnects only when not
+# at their defaults (0, 2, 60, 0) or with -d; slab only with -d.
 devs_text="rmbd0: size 1073741824 state live addr 10.200.0.1 port 7470 export foo queues 2 depth 128
-rmbd3: size 8388608 state failed addr fd00::1 port 7471 export bar.2 queues 1 pollq 1 depth 16"
-devs_json='[{"index":0,"name":"rmbd0","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"slab_size":67108864},{"index":3,"name":"rmbd3","size":8388608,"state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","queues":1,"poll_queues":1,"depth":16,"slab_size":2097152}]'
+rmbd3: size 8388608 state failed addr fd00::1 port 7471 export bar.2 queues 1 pollq 1 depth 16 loss_timeout 0
+rmbd6: size 4294967296 state reconnecting addr 10.200.0.2 port 7470 export baz queues 4 depth 128 reconnect_delay 5 loss_timeout 300 reconnects 3"
+devs_details="rmbd0: size 1073741824 state live addr 10.200.0.1 port 7470 export foo queues 2 pollq 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 0 slab 67108864
+rmbd3: size 8388608 state failed addr fd00::1 port 7471 export bar.2 queues 1 pollq 1 depth 16 reconnect_delay 2 loss_timeout 0 reconnects 0 slab 2097152
+rmbd6: size 4294967296 state reconnecting addr 10.200.0.2 port 7470 export baz queues 4 pollq 0 depth 128 reconnect_delay 5 loss_timeout 300 reconnects 3 slab 1073741824"
+dev6_json='{"index":6,"name":"rmbd6","size":4294967296,"state":"reconnecting","addr":"10.200.0.2","port":7470,"export":"baz","queues":4,"poll_queues":0,"depth":128,"reconnect_delay":5,"loss_timeout":300,"reconnects":3,"slab_size":1073741824}'
+devs_json='[{"index":0,"name":"rmbd0","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"slab_size":67108864},{"index":3,"name":"rmbd3","size":8388608,"state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"slab_size":2097152},'"$dev6_json]"
 
 log_reset
 expect 0 "$exports_text" "" "$FAKE" export
@@ -269,14 +316,38 @@ listener_del 10.200.0.1 7470" "listener calls"
 
 log_reset
 expect 0 "$devs_text" "" "$FAKE" dev
-expect 0 "$(echo "$devs_text" | sed '1s/queues 2 /&pollq 0 /; 1s/$/ slab 67108864/; 2s/$/ slab 2097152/')" \
-	"" "$FAKE" -d dev show
+expect 0 "$devs_details" "" "$FAKE" -d dev show
 expect 0 "$devs_json" "" "$FAKE" -j dev
-expect 0 "$(echo "$devs_text" | tail -n 1)" "" "$FAKE" dev show /dev/rmbd3
+expect 0 "$(echo "$devs_text" | sed -n 2p)" "" "$FAKE" dev show /dev/rmbd3
+expect 0 "$(echo "$devs_text" | sed -n 3p)" "" "$FAKE" dev show rmbd6
+expect 0 "$(echo "$devs_details" | sed -n 3p)" "" "$FAKE" -d dev show 6
+expect 0 "[$dev6_json]" "" "$FAKE" -j dev show rmbd6
+expect 0 '[
+    {
+        "index": 6,
+        "name": "rmbd6",
+        "size": 4294967296,
+        "state": "reconnecting",
+        "addr": "10.200.0.2",
+        "port": 7470,
+        "export": "baz",
+        "queues": 4,
+        "poll_queues": 0,
+        "depth": 128,
+        "reconnect_delay": 5,
+        "loss_timeout": 300,
+        "reconnects": 3,
+        "slab_size": 1073741824
+    }
+]' "" "$FAKE" -p dev show /dev/rmbd6
 expect 1 "" "rmbd: failed to show device: No such device" "$FAKE" dev show 5
 expect 0 "rmbd7" "" "$FAKE" dev connect addr 10.200.0.1 export foo
-expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"fd00::1","port":99,"export":"foo","queues":4,"poll_queues":2,"depth":64,"slab_size":67108864}' \
+expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"fd00::1","port":99,"export":"foo","queues":4,"poll_queues":2,"depth":64,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"slab_size":67108864}' \
 	"" "$FAKE" -j dev conn export foo addr fd00::1 port 99 queues 4 depth 64 pollq 2
+expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":10,"loss_timeout":0,"reconnects":0,"slab_size":67108864}' \
+	"" "$FAKE" -j dev connect addr 10.200.0.1 export foo reconnect_delay 10 loss_timeout 0
+expect 0 "rmbd7" "" "$FAKE" dev c addr 10.200.0.1 export foo loss 86400 reco 3600
+expect 0 "rmbd7" "" "$FAKE" dev connect addr 10.200.0.1 export foo reconnect_delay 1
 expect 1 "" "rmbd: failed to connect device: Invalid argument: fake refusal of bad" \
 	"$FAKE" dev connect addr 10.200.0.1 export bad
 expect 0 "" "" "$FAKE" dev disconnect rmbd3
@@ -292,19 +363,139 @@ dev_list
 open
 dev_get 3
 open
+dev_get 6
+open
+dev_get 6
+open
+dev_get 6
+open
+dev_get 6
+open
 dev_get 5
 open
-dev_connect 10.200.0.1 0 foo 0 0 0
+dev_connect 10.200.0.1 0 foo 0 0 0 0 -
 open
-dev_connect fd00::1 99 foo 4 64 2
+dev_connect fd00::1 99 foo 4 64 2 0 -
 open
-dev_connect 10.200.0.1 0 bad 0 0 0
+dev_connect 10.200.0.1 0 foo 0 0 0 10 0
+open
+dev_connect 10.200.0.1 0 foo 0 0 0 3600 86400
+open
+dev_connect 10.200.0.1 0 foo 0 0 0 1 -
+open
+dev_connect 10.200.0.1 0 bad 0 0 0 0 -
 open
 dev_disconnect 3 0
 open
 dev_disconnect 9 0
 open
 dev_disconnect 4 1" "dev calls"
+
+# monitor: the fake library's events, in order; events lost after the
+# third.  Text: dev NAME EVENT state ... export NAME, with -d the other
+# fields of dev show; session ID EVENT peer PEER export NAME.
+events_text="dev rmbd0 connected state live addr 10.200.0.1 port 7470 export foo
+session 3f2a9c0d1b2e4f60 up peer 10.200.0.1:41234 export foo
+dev rmbd0 link-down state reconnecting addr 10.200.0.1 port 7470 export foo
+dev rmbd0 reconnecting state reconnecting addr 10.200.0.1 port 7470 export foo
+dev rmbd0 live state live addr 10.200.0.1 port 7470 export foo
+session 3f2a9c0d1b2e4f60 down peer 10.200.0.1:41234 export foo
+session 7 up peer [fd00::2]:41235 export bar.2
+dev rmbd3 link-down state failed addr fd00::1 port 7471 export bar.2
+dev rmbd3 failed state failed addr fd00::1 port 7471 export bar.2
+dev rmbd3 disconnected state deleting addr fd00::1 port 7471 export bar.2
+dev rmbd6 unknown state reconnecting addr 10.200.0.2 port 7470 export baz"
+events_json='{"type":"dev","event":"connected","index":0,"name":"rmbd0","state":"live","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"slab_size":67108864}
+{"type":"session","event":"up","id":"3f2a9c0d1b2e4f60","peer":"10.200.0.1:41234","export":"foo"}
+{"type":"dev","event":"link-down","index":0,"name":"rmbd0","state":"reconnecting","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"slab_size":67108864}
+{"type":"dev","event":"reconnecting","index":0,"name":"rmbd0","state":"reconnecting","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"slab_size":67108864}
+{"type":"dev","event":"live","index":0,"name":"rmbd0","state":"live","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":1,"slab_size":67108864}
+{"type":"session","event":"down","id":"3f2a9c0d1b2e4f60","peer":"10.200.0.1:41234","export":"foo"}
+{"type":"session","event":"up","id":"7","peer":"[fd00::2]:41235","export":"bar.2"}
+{"type":"dev","event":"link-down","index":3,"name":"rmbd3","state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"slab_size":2097152}
+{"type":"dev","event":"failed","index":3,"name":"rmbd3","state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"slab_size":2097152}
+{"type":"dev","event":"disconnected","index":3,"name":"rmbd3","state":"deleting","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"slab_size":2097152}
+{"type":"dev","event":"unknown","index":6,"name":"rmbd6","state":"reconnecting","addr":"10.200.0.2","port":7470,"export":"baz","size":4294967296,"queues":4,"poll_queues":0,"depth":128,"reconnect_delay":5,"loss_timeout":300,"reconnects":3,"slab_size":1073741824}'
+lost="rmbd: events lost: the receive buffer was full; rmbd dev show has the current state"
+
+log_reset
+expect 0 "$events_text" "$lost" "$FAKE" monitor count 11
+expect 0 "$(echo "$events_text" | head -n 3)" "" "$FAKE" monitor all count 3
+expect 0 "$events_json" "$lost" "$FAKE" -j monitor count 11
+expect 0 "$(echo "$events_text" | grep '^dev' | head -n 2 | \
+	sed 's/$/ size 1073741824 queues 2 pollq 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 0 slab 67108864/')" \
+	"" "$FAKE" -d monitor dev count 2
+expect 0 "$(echo "$events_text" | grep '^session')" "$lost" \
+	"$FAKE" monitor session count 3
+expect 0 '{
+    "type": "session",
+    "event": "up",
+    "id": "3f2a9c0d1b2e4f60",
+    "peer": "10.200.0.1:41234",
+    "export": "foo"
+}' "" "$FAKE" -p monitor s c 1
+log_is "open
+events_subscribe 3
+open
+events_subscribe 3
+open
+events_subscribe 3
+open
+events_subscribe 1
+open
+events_subscribe 2
+open
+events_subscribe 2" "monitor subscribes to dev 1, session 2, all 3"
+
+# A family whose module is missing is skipped; none: exit 1.
+export RMBD_FAKE_MODULES=client
+expect 0 "$(echo "$events_text" | grep '^dev' | head -n 2)" "" \
+	"$FAKE" monitor count 2
+expect 1 "" "rmbd: failed to monitor: No such file or directory: kernel module rmbd-target is not loaded" \
+	"$FAKE" monitor session
+export RMBD_FAKE_MODULES=target
+expect 0 "$(echo "$events_text" | grep '^session' | head -n 2)" "$lost" \
+	"$FAKE" monitor count 2
+expect 1 "" "rmbd: failed to monitor: No such file or directory: kernel module rmbd-client is not loaded" \
+	"$FAKE" -j monitor dev count 1
+export RMBD_FAKE_MODULES=none
+expect 1 "" "rmbd: failed to monitor: No such file or directory: neither rmbd-client nor rmbd-target is loaded" \
+	"$FAKE" monitor
+unset RMBD_FAKE_MODULES
+
+# monitor_signal SIG: without count, monitor prints each event as it comes
+# (stdout is a file, so only a flush gets it there), waits for more, and
+# exits 0 on SIG.
+monitor_signal() {
+	local sig=$1 pid rc i lines=0
+	"$FAKE" -j monitor >"$tmp/out" 2>"$tmp/err" </dev/null &
+	pid=$!
+	for i in $(seq 100); do
+		lines=$(wc -l <"$tmp/out")
+		[ "$lines" -ge 11 ] && break
+		sleep 0.1
+	done
+	sleep 0.2
+	if kill -0 "$pid" 2>/dev/null && [ "$lines" = 11 ]; then
+		pass "monitor: 11 events written while it runs"
+	else
+		fail "monitor: 11 events written while it runs"
+		echo "# $lines lines before SIG$sig"
+	fi
+	kill -"$sig" "$pid"
+	wait "$pid"
+	rc=$?
+	if [ "$rc" = 0 ] && [ "$(cat "$tmp/out")" = "$events_json" ] &&
+	   [ "$(cat "$tmp/err")" = "$lost" ]; then
+		pass "monitor: SIG$sig ends it, exit 0"
+	else
+		fail "monitor: SIG$sig ends it, exit 0"
+		echo "# exit $rc"
+		sed 's/^/# stderr: /' "$tmp/err"
+	fi
+}
+monitor_signal TERM
+monitor_signal INT
 
 export RMBD_FAKE_EMPTY=1
 expect 0 "" "" "$FAKE" dev
@@ -324,9 +515,18 @@ else
 fi
 if [ -d /sys/module/rmbd_client ]; then
 	skip "dev show without rmbd-client" "rmbd_client is loaded"
+	skip "monitor dev without rmbd-client" "rmbd_client is loaded"
 else
 	expect 1 "" "rmbd: failed to list devices: No such file or directory: kernel module rmbd-client is not loaded" \
 		"$RMBD" dev
+	expect 1 "" "rmbd: failed to monitor: No such file or directory: kernel module rmbd-client is not loaded" \
+		"$RMBD" monitor dev count 1
+fi
+if [ -d /sys/module/rmbd_client ] || [ -d /sys/module/rmbd_target ]; then
+	skip "monitor without either module" "one is loaded"
+else
+	expect 1 "" "rmbd: failed to monitor: No such file or directory: neither rmbd-client nor rmbd-target is loaded" \
+		"$RMBD" -j monitor
 fi
 
 echo "1..$n"

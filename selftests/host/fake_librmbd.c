@@ -4,21 +4,30 @@
  * rmbd-fake: it answers with fixed objects, so the tests can check the
  * CLI's text and JSON output and the values it passes to the library.
  *
- * Each call is logged, one line, to $RMBD_FAKE_LOG if set.
+ * Each call is logged, one line, to $RMBD_FAKE_LOG if set (the event
+ * calls but rmbd_events_subscribe() excepted).
  * RMBD_FAKE_EMPTY=1: the lists are empty.
  * Names and addresses starting with "bad" fail with -EINVAL and a message.
+ * RMBD_FAKE_MODULES=client|target|none: the modules whose events can be
+ * subscribed to; both if unset.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "librmbd.h"
 
 struct rmbd_ctx {
 	char errmsg[128];
+	unsigned int ev_joined;
+	int ev_pipe[2];		/* one byte per event left to receive */
+	size_t ev_next;		/* in fake_events */
 };
 
 static void fake_log(const char *fmt, ...)
@@ -70,9 +79,12 @@ static const struct rmbd_listener_info fake_listeners[] = {
 
 static const struct rmbd_dev_info fake_devs[] = {
 	{ 0, "rmbd0", 1073741824ULL, 67108864ULL, RMBD_DEV_STATE_LIVE,
-	  "10.200.0.1", 7470, "foo", 2, 128, 0 },
+	  "10.200.0.1", 7470, "foo", 2, 128, 0, 2, 60, 0 },
 	{ 3, "rmbd3", 8388608ULL, 2097152ULL, RMBD_DEV_STATE_FAILED,
-	  "fd00::1", 7471, "bar.2", 1, 16, 1 },
+	  "fd00::1", 7471, "bar.2", 1, 16, 1, 2, 0, 0 },
+	{ 6, "rmbd6", 4294967296ULL, 1073741824ULL,
+	  RMBD_DEV_STATE_RECONNECTING, "10.200.0.2", 7470, "baz", 4, 128, 0,
+	  5, 300, 3 },
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -81,11 +93,19 @@ int rmbd_open(struct rmbd_ctx **ctx)
 {
 	fake_log("open");
 	*ctx = calloc(1, sizeof(**ctx));
-	return *ctx ? 0 : -ENOMEM;
+	if (!*ctx)
+		return -ENOMEM;
+	(*ctx)->ev_pipe[0] = -1;
+	(*ctx)->ev_pipe[1] = -1;
+	return 0;
 }
 
 void rmbd_close(struct rmbd_ctx *ctx)
 {
+	if (ctx->ev_pipe[0] >= 0) {
+		close(ctx->ev_pipe[0]);
+		close(ctx->ev_pipe[1]);
+	}
 	free(ctx);
 }
 
@@ -200,9 +220,14 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 		     const struct rmbd_connect_opts *opts,
 		     struct rmbd_dev_info *out)
 {
-	fake_log("dev_connect %s %u %s %u %u %u", opts->addr, opts->port,
-		 opts->export_name, opts->nr_io_queues, opts->queue_depth,
-		 opts->nr_poll_queues);
+	char loss[16] = "-";
+
+	if (opts->has_loss_timeout)
+		snprintf(loss, sizeof(loss), "%u", opts->loss_timeout);
+	fake_log("dev_connect %s %u %s %u %u %u %u %s", opts->addr,
+		 opts->port, opts->export_name, opts->nr_io_queues,
+		 opts->queue_depth, opts->nr_poll_queues,
+		 opts->reconnect_delay, loss);
 	if (fake_fail(ctx, opts->export_name))
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
@@ -219,6 +244,10 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 	out->queue_depth = opts->queue_depth ? opts->queue_depth :
 			   RMBD_DEFAULT_QUEUE_DEPTH;
 	out->nr_poll_queues = opts->nr_poll_queues;
+	out->reconnect_delay = opts->reconnect_delay ? opts->reconnect_delay :
+			       RMBD_DEFAULT_RECONNECT_DELAY;
+	out->loss_timeout = opts->has_loss_timeout ? opts->loss_timeout :
+			    RMBD_DEFAULT_LOSS_TIMEOUT;
 	return 0;
 }
 
@@ -266,10 +295,139 @@ int rmbd_dev_get(struct rmbd_ctx *ctx, uint32_t index,
 	return -ENODEV;
 }
 
+/*
+ * The events rmbd_event_recv() returns, in order, those of the families
+ * joined; family 0: -ENOBUFS, events lost.  The devices are fake_devs[dev]
+ * with another state and reconnect count.
+ */
+static const struct fake_event {
+	unsigned int family;
+	uint8_t event;
+	unsigned int dev;
+	uint8_t state;
+	uint32_t reconnects;
+	uint64_t session_id;
+	const char *peer;
+	const char *export_name;
+} fake_events[] = {
+	{ RMBD_EVENTS_CLIENT, RMBD_DEV_EVENT_CONNECTED, 0,
+	  RMBD_DEV_STATE_LIVE, 0, 0, NULL, NULL },
+	{ RMBD_EVENTS_TARGET, RMBD_SESSION_EVENT_UP, 0, 0, 0,
+	  0x3f2a9c0d1b2e4f60ULL, "10.200.0.1:41234", "foo" },
+	{ RMBD_EVENTS_CLIENT, RMBD_DEV_EVENT_LINK_DOWN, 0,
+	  RMBD_DEV_STATE_RECONNECTING, 0, 0, NULL, NULL },
+	{ 0, 0, 0, 0, 0, 0, NULL, NULL },
+	{ RMBD_EVENTS_CLIENT, RMBD_DEV_EVENT_RECONNECTING, 0,
+	  RMBD_DEV_STATE_RECONNECTING, 0, 0, NULL, NULL },
+	{ RMBD_EVENTS_CLIENT, RMBD_DEV_EVENT_LIVE, 0, RMBD_DEV_STATE_LIVE, 1,
+	  0, NULL, NULL },
+	{ RMBD_EVENTS_TARGET, RMBD_SESSION_EVENT_DOWN, 0, 0, 0,
+	  0x3f2a9c0d1b2e4f60ULL, "10.200.0.1:41234", "foo" },
+	{ RMBD_EVENTS_TARGET, RMBD_SESSION_EVENT_UP, 0, 0, 0, 0x7,
+	  "[fd00::2]:41235", "bar.2" },
+	{ RMBD_EVENTS_CLIENT, RMBD_DEV_EVENT_LINK_DOWN, 1,
+	  RMBD_DEV_STATE_FAILED, 0, 0, NULL, NULL },
+	{ RMBD_EVENTS_CLIENT, RMBD_DEV_EVENT_FAILED, 1, RMBD_DEV_STATE_FAILED,
+	  0, 0, NULL, NULL },
+	{ RMBD_EVENTS_CLIENT, RMBD_DEV_EVENT_DISCONNECTED, 1,
+	  RMBD_DEV_STATE_DELETING, 0, 0, NULL, NULL },
+	{ RMBD_EVENTS_CLIENT, 42, 2, RMBD_DEV_STATE_RECONNECTING, 3, 0, NULL,
+	  NULL },
+};
+
+static bool fake_event_wanted(const struct rmbd_ctx *ctx,
+			      const struct fake_event *f)
+{
+	return !f->family || (ctx->ev_joined & f->family);
+}
+
+int rmbd_events_subscribe(struct rmbd_ctx *ctx, unsigned int which,
+			  unsigned int *joined)
+{
+	const char *mods = getenv("RMBD_FAKE_MODULES");
+	unsigned int loaded = RMBD_EVENTS_ALL;
+	size_t i;
+
+	fake_log("events_subscribe %u", which);
+	if (mods)
+		loaded = !strcmp(mods, "client") ? RMBD_EVENTS_CLIENT :
+			 !strcmp(mods, "target") ? RMBD_EVENTS_TARGET : 0;
+	if (!which || (which & ~RMBD_EVENTS_ALL))
+		return -EINVAL;
+	if (!(which & loaded)) {
+		snprintf(ctx->errmsg, sizeof(ctx->errmsg), "%s",
+			 which == RMBD_EVENTS_ALL ?
+			 "neither rmbd-client nor rmbd-target is loaded" :
+			 which == RMBD_EVENTS_CLIENT ?
+			 "kernel module rmbd-client is not loaded" :
+			 "kernel module rmbd-target is not loaded");
+		if (joined)
+			*joined = ctx->ev_joined;
+		return -ENOENT;
+	}
+	ctx->ev_joined |= which & loaded;
+	if (joined)
+		*joined = ctx->ev_joined;
+	if (ctx->ev_pipe[0] < 0) {
+		if (pipe(ctx->ev_pipe))
+			return -errno;
+		fcntl(ctx->ev_pipe[0], F_SETFL, O_NONBLOCK);
+	}
+	/* One byte per event still to come (the pipe holds them all). */
+	for (i = ctx->ev_next; i < ARRAY_SIZE(fake_events); i++)
+		if (fake_event_wanted(ctx, &fake_events[i]) &&
+		    write(ctx->ev_pipe[1], "e", 1) != 1)
+			return -EIO;
+	return 0;
+}
+
+int rmbd_events_fd(const struct rmbd_ctx *ctx)
+{
+	return ctx->ev_joined ? ctx->ev_pipe[0] : -EINVAL;
+}
+
+int rmbd_event_recv(struct rmbd_ctx *ctx, struct rmbd_event *ev,
+		    int timeout_ms)
+{
+	struct pollfd pfd = { .fd = ctx->ev_pipe[0], .events = POLLIN };
+	const struct fake_event *f;
+	char c;
+
+	if (!ctx->ev_joined)
+		return -EINVAL;
+	if (read(ctx->ev_pipe[0], &c, 1) != 1) {
+		if (!timeout_ms || poll(&pfd, 1, timeout_ms) <= 0 ||
+		    read(ctx->ev_pipe[0], &c, 1) != 1)
+			return 0;
+	}
+	while (!fake_event_wanted(ctx, &fake_events[ctx->ev_next]))
+		ctx->ev_next++;
+	f = &fake_events[ctx->ev_next++];
+	if (!f->family)
+		return -ENOBUFS;
+
+	memset(ev, 0, sizeof(*ev));
+	ev->family = f->family;
+	ev->event = f->event;
+	if (f->family == RMBD_EVENTS_CLIENT) {
+		ev->dev = fake_devs[f->dev];
+		ev->dev.state = f->state;
+		ev->dev.nr_reconnects = f->reconnects;
+	} else {
+		ev->session.id = f->session_id;
+		snprintf(ev->session.peer, sizeof(ev->session.peer), "%s",
+			 f->peer);
+		snprintf(ev->session.export_name,
+			 sizeof(ev->session.export_name), "%s",
+			 f->export_name);
+	}
+	return 1;
+}
+
 const char *rmbd_dev_state_name(uint8_t state)
 {
 	static const char *const names[] = {
-		"connecting", "live", "failed", "deleting"
+		"connecting", "live", "failed", "deleting", "reconnecting"
 	};
 
 	return state < ARRAY_SIZE(names) ? names[state] : "unknown";

@@ -69,7 +69,7 @@ ktap() {
 # the lines it produced.
 dmesg -w > /tmp/kmsg.log 2>&1 &
 
-bad_re='WARNING:|BUG:|Oops|general protection|KASAN|UBSAN|possible circular locking|blocked for more than|kernel BUG|Call Trace'
+bad_re='WARNING:|BUG:|Oops|general protection|KASAN|UBSAN|possible circular locking|inconsistent lock state|possible recursive locking|blocked for more than|kernel BUG|Call Trace|detected stall'
 
 kmsg_lines() { wc -l < /tmp/kmsg.log; }
 
@@ -98,6 +98,15 @@ sysctl -q -w kernel.panic_on_oops=0
 export RMBD_REPO=$REPO
 # shellcheck source=tests/lib.sh
 source "$REPO/selftests/vm/tests/lib.sh"
+
+# A kernel with kmemleak (the debug kernel): forget what boot left behind,
+# so that the scan after the last test shows what the tests leaked.
+kmemleak=/sys/kernel/debug/kmemleak
+if [[ -w $kmemleak ]]; then
+	echo scan > "$kmemleak"
+	echo clear > "$kmemleak"
+	sleep 1
+fi
 
 # Setup is reported as diagnostics; a failure there marks the "vm" result.
 start_line=$(kmsg_lines)
@@ -166,6 +175,24 @@ for t in "${TESTS[@]}"; do
 		ktap "not ok $i $name # exit code $rc, $dt s"
 	fi
 done
+
+# Leaks: unload rmbd, so that what only its module data still pointed
+# to counts too, then scan twice (an object must be seen unreferenced by
+# two scans) and read the report.
+if [[ -w $kmemleak ]]; then
+	echo "0 kmemleak 600" > "$out/current"
+	rmmod rmbd_client rmbd_target 2> /dev/null
+	echo scan > "$kmemleak"
+	sleep 5
+	echo scan > "$kmemleak"
+	cat "$kmemleak" > "$out/kmemleak.log" 2>&1
+	if grep -q '^unreferenced object' "$out/kmemleak.log"; then
+		ktap "# vm-error: kmemleak: $(grep -c '^unreferenced object' "$out/kmemleak.log") unreferenced objects after the last test:"
+		head -n 400 "$out/kmemleak.log" | while IFS= read -r l; do ktap "# $l"; done
+	else
+		ktap "# kmemleak: no leaks after the last test"
+	fi
+fi
 
 echo done > "$out/current"
 touch "$out/done"

@@ -28,6 +28,11 @@
 #                     tests' timeouts plus a boot budget)
 #   RMBD_RESULTS      results directory (default selftests/results/vm)
 #   RMBD_CACHE        cache directory (default ${XDG_CACHE_HOME:-~/.cache}/rmbd)
+#   RMBD_DEBUG_KERNEL=1  boot the debug kernel (KASAN, lockdep, kmemleak, fault
+#                     injection) that selftests/debug-kernel/build.sh builds
+#                     or finds in the cache; results default to results/vm-debug
+#   RMBD_VM_TIMEOUT_SCALE  multiply the tests' timeouts (default 1, 3 on the
+#                     debug kernel)
 #
 # Exit status: 0 when every test passed or skipped, 1 otherwise.
 
@@ -91,7 +96,7 @@ fi
 test_timeout() {
 	local v
 	v=$(sed -n 's/^# timeout=\([0-9]\+\)$/\1/p' "$1" | head -n 1)
-	echo "${v:-$default_timeout}"
+	echo "$(( ${v:-$default_timeout} * ${timeout_scale:-1} ))"
 }
 
 # A test with a "# vm-mem=SIZE" line runs in a VM of its own with SIZE of
@@ -119,6 +124,21 @@ cache=${RMBD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rmbd}
 results=${RMBD_RESULTS:-$repo/selftests/results/vm}
 mkdir -p "$cache" "$results"
 results=$(cd "$results" && pwd)
+
+# The debug kernel boots without an initramfs: 9p and virtio are built in,
+# its modules and the rmbd modules built for it live in the cache.
+debug=${RMBD_DEBUG_KERNEL:-0}
+timeout_scale=${RMBD_VM_TIMEOUT_SCALE:-1}
+if [[ $debug == 1 ]]; then
+	RMBD_CACHE=$cache "$repo/selftests/debug-kernel/build.sh" >&2 || exit 1
+	# shellcheck source=/dev/null
+	source "$cache/debug-kernel/env"
+	timeout_scale=${RMBD_VM_TIMEOUT_SCALE:-3}
+	if [[ -z ${RMBD_RESULTS:-} ]]; then
+		results=$repo/selftests/results/vm-debug
+		mkdir -p "$results"
+	fi
+fi
 
 # One VM at a time: the machine has two cores.
 exec 9>"$cache/vm.lock"
@@ -242,6 +262,10 @@ run_boot() {	# FIRST COUNT MEM OUT LABEL
 		done
 		printf ')\n'
 	} > "$out/job"
+	if [[ $debug == 1 ]]; then
+		printf 'export RMBD_TARGET_KO=%q RMBD_CLIENT_KO=%q\n' \
+			"$DEBUG_KERNEL_TARGET_KO" "$DEBUG_KERNEL_CLIENT_KO" >> "$out/job"
+	fi
 
 	local vm_timeout=${RMBD_VM_TIMEOUT:-}
 	if [[ -z $vm_timeout ]]; then
@@ -264,6 +288,23 @@ run_boot() {	# FIRST COUNT MEM OUT LABEL
 		-fsdev "local,id=out,path=$out,security_model=none,multidevs=remap"
 		-device virtio-9p-pci,fsdev=out,mount_tag=rmbdout
 	)
+	if [[ $debug == 1 ]]; then
+		# The kernel mounts the root share itself (its mount_tag must
+		# then be /dev/root) and starts guest-init, which binds the
+		# modules over /lib/modules.
+		for i in "${!qemu[@]}"; do
+			case "${qemu[i]-}" in
+			-kernel) qemu[i+1]=$DEBUG_KERNEL_IMAGE ;;
+			-initrd) unset 'qemu[i]' 'qemu[i+1]' ;;
+			-append) qemu[i+1]+=" root=/dev/root rootfstype=9p ro"
+				 qemu[i+1]+=" rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose"
+				 qemu[i+1]+=" init=$repo/selftests/debug-kernel/guest-init"
+				 qemu[i+1]+=" rmbd.modules=$DEBUG_KERNEL_MODULES" ;;
+			*,mount_tag=rootfs) qemu[i]=${qemu[i]%rootfs}/dev/root ;;
+			esac
+		done
+		qemu=("${qemu[@]}")
+	fi
 
 	local start qpid
 	start=$(date +%s)
@@ -306,7 +347,7 @@ run_boot() {	# FIRST COUNT MEM OUT LABEL
 	# ---- account ---------------------------------------------------
 
 	console_errors() {
-		grep -aE 'WARNING:|BUG:|Oops|general protection|KASAN|UBSAN|possible circular locking|blocked for more than|kernel BUG|Call Trace|Kernel panic|initramfs:' \
+		grep -aE 'WARNING:|BUG:|Oops|general protection|KASAN|UBSAN|possible circular locking|inconsistent lock state|blocked for more than|kernel BUG|Call Trace|Kernel panic|initramfs:|guest-init:' \
 			"$out/console.log" 2>/dev/null | grep -avE '^(#|ok |not ok )' | tail -n 40 | diag
 	}
 

@@ -29,18 +29,22 @@
 /**
  * enum rmbd_client_cmd - commands of the rmbd_client family
  * @RMBD_CLIENT_CMD_DEV_CONNECT: connect to ADDR, [PORT], EXPORT_NAME,
- *	[NR_IO_QUEUES], [NR_POLL_QUEUES], [QUEUE_DEPTH].  Replies with the
- *	new device.
+ *	[NR_IO_QUEUES], [NR_POLL_QUEUES], [QUEUE_DEPTH], [RECONNECT_DELAY],
+ *	[LOSS_TIMEOUT].  Replies with the new device.
  * @RMBD_CLIENT_CMD_DEV_DISCONNECT: remove device DEV_INDEX, [FORCE].  A
  *	device held open exclusively (mounted, swap, a stacked device) is
  *	refused with -EBUSY unless FORCE is set; its I/O then fails.
  * @RMBD_CLIENT_CMD_DEV_GET: dump devices, or get one by DEV_INDEX.
+ * @RMBD_CLIENT_CMD_DEV_EVENT: notification only, to the
+ *	RMBD_CLIENT_MCGRP_EVENTS group: a device message (as DEV_GET's) with
+ *	EVENT, sent when something happens to a device.
  */
 enum rmbd_client_cmd {
 	RMBD_CLIENT_CMD_UNSPEC,
 	RMBD_CLIENT_CMD_DEV_CONNECT,
 	RMBD_CLIENT_CMD_DEV_DISCONNECT,
 	RMBD_CLIENT_CMD_DEV_GET,
+	RMBD_CLIENT_CMD_DEV_EVENT,
 
 	__RMBD_CLIENT_CMD_MAX,
 	RMBD_CLIENT_CMD_MAX = __RMBD_CLIENT_CMD_MAX - 1
@@ -50,15 +54,47 @@ enum rmbd_client_cmd {
  * enum rmbd_dev_state - state of a client device
  * @RMBD_DEV_STATE_CONNECTING: the session is being set up
  * @RMBD_DEV_STATE_LIVE: I/O flows
- * @RMBD_DEV_STATE_FAILED: a queue failed; I/O fails with EIO
+ * @RMBD_DEV_STATE_FAILED: the connection was lost and not restored within
+ *	the loss timeout; I/O fails with EIO until the device is disconnected
  * @RMBD_DEV_STATE_DELETING: being disconnected
+ * @RMBD_DEV_STATE_RECONNECTING: the connection was lost; I/O waits while
+ *	the client reconnects, every RECONNECT_DELAY seconds, for up to
+ *	LOSS_TIMEOUT seconds
  */
 enum rmbd_dev_state {
 	RMBD_DEV_STATE_CONNECTING,
 	RMBD_DEV_STATE_LIVE,
 	RMBD_DEV_STATE_FAILED,
 	RMBD_DEV_STATE_DELETING,
+	RMBD_DEV_STATE_RECONNECTING,
 };
+
+/* Multicast group of RMBD_CLIENT_CMD_DEV_EVENT notifications. */
+#define RMBD_CLIENT_MCGRP_EVENTS	"events"
+
+/**
+ * enum rmbd_dev_event - what a RMBD_CLIENT_CMD_DEV_EVENT announces
+ * @RMBD_DEV_EVENT_CONNECTED: the device was created; it is live
+ * @RMBD_DEV_EVENT_LINK_DOWN: its connection to the target was lost
+ * @RMBD_DEV_EVENT_RECONNECTING: a reconnect attempt starts
+ * @RMBD_DEV_EVENT_LIVE: the connection is back; parked I/O resumes
+ * @RMBD_DEV_EVENT_FAILED: I/O fails with EIO from now on (no reconnect,
+ *	or the loss timeout passed)
+ * @RMBD_DEV_EVENT_DISCONNECTED: the device was removed
+ */
+enum rmbd_dev_event {
+	RMBD_DEV_EVENT_CONNECTED = 1,
+	RMBD_DEV_EVENT_LINK_DOWN,
+	RMBD_DEV_EVENT_RECONNECTING,
+	RMBD_DEV_EVENT_LIVE,
+	RMBD_DEV_EVENT_FAILED,
+	RMBD_DEV_EVENT_DISCONNECTED,
+};
+
+#define RMBD_DEFAULT_RECONNECT_DELAY	2	/* seconds */
+#define RMBD_MAX_RECONNECT_DELAY	3600
+#define RMBD_DEFAULT_LOSS_TIMEOUT	60	/* seconds */
+#define RMBD_MAX_LOSS_TIMEOUT		86400
 
 /**
  * enum rmbd_client_attr - attributes of the rmbd_client family
@@ -79,6 +115,16 @@ enum rmbd_dev_state {
  * @RMBD_CLIENT_ATTR_NR_POLL_QUEUES: u32, 0..RMBD_MAX_IO_QUEUES, default 0:
  *	extra I/O queues whose completions are polled (io_uring hipri);
  *	NR_IO_QUEUES plus NR_POLL_QUEUES is at most RMBD_MAX_IO_QUEUES
+ * @RMBD_CLIENT_ATTR_RECONNECT_DELAY: u32, seconds between reconnect
+ *	attempts, 1..RMBD_MAX_RECONNECT_DELAY, default
+ *	RMBD_DEFAULT_RECONNECT_DELAY
+ * @RMBD_CLIENT_ATTR_LOSS_TIMEOUT: u32, seconds I/O waits for a lost
+ *	connection to come back before it fails with EIO,
+ *	0..RMBD_MAX_LOSS_TIMEOUT (0: fail at once, no reconnect), default
+ *	RMBD_DEFAULT_LOSS_TIMEOUT
+ * @RMBD_CLIENT_ATTR_NR_RECONNECTS: u32, output: times the connection was
+ *	restored
+ * @RMBD_CLIENT_ATTR_EVENT: u8, output of DEV_EVENT: enum rmbd_dev_event
  */
 enum rmbd_client_attr {
 	RMBD_CLIENT_ATTR_UNSPEC,
@@ -95,6 +141,10 @@ enum rmbd_client_attr {
 	RMBD_CLIENT_ATTR_PAD,
 	RMBD_CLIENT_ATTR_FORCE,
 	RMBD_CLIENT_ATTR_NR_POLL_QUEUES,
+	RMBD_CLIENT_ATTR_RECONNECT_DELAY,
+	RMBD_CLIENT_ATTR_LOSS_TIMEOUT,
+	RMBD_CLIENT_ATTR_NR_RECONNECTS,
+	RMBD_CLIENT_ATTR_EVENT,
 
 	__RMBD_CLIENT_ATTR_MAX,
 	RMBD_CLIENT_ATTR_MAX = __RMBD_CLIENT_ATTR_MAX - 1

@@ -103,6 +103,8 @@ struct rmbd_cm_rej {
  * @RMBD_OP_OPEN: bind the session to an export (struct rmbd_open_req)
  * @RMBD_OP_MAP: register one slab for this session (struct rmbd_map_req)
  * @RMBD_OP_CLOSE: the client is leaving; the target releases the session
+ * @RMBD_OP_KEEPALIVE: the client is alive (a bare header both ways); any
+ *	admin message restarts the target's session timeout
  *
  * A reply carries the request's opcode with RMBD_OP_REPLY set, its tag and
  * a status.
@@ -111,6 +113,7 @@ enum rmbd_opcode {
 	RMBD_OP_OPEN		= 1,
 	RMBD_OP_MAP		= 2,
 	RMBD_OP_CLOSE		= 3,
+	RMBD_OP_KEEPALIVE	= 4,
 };
 
 #define RMBD_OP_REPLY		0x8000
@@ -148,14 +151,20 @@ struct rmbd_open_req {
  * @slab_size: slab size in bytes, a power of two; the last slab may be
  *	shorter
  * @nr_slabs: DIV_ROUND_UP(size, slab_size)
- * @reserved: zero
+ * @session_timeout_ms: the target releases a session whose admin queue
+ *	carried no message for this long; the client sends
+ *	RMBD_OP_KEEPALIVE well within it.  0: the target never does.
+ * @export_id: random, fixed for the export's life: a client that
+ *	reconnects and finds another id knows the contents it had are gone
+ *	(the export was deleted and created again, or the target restarted)
  */
 struct rmbd_open_rsp {
 	struct rmbd_msg_hdr	hdr;
 	__le64			size;
 	__le64			slab_size;
 	__le32			nr_slabs;
-	__le32			reserved;
+	__le32			session_timeout_ms;
+	__le64			export_id;
 };
 
 /**

@@ -38,6 +38,9 @@
  * @RMBD_TARGET_CMD_LISTENER_ADD: listen on ADDR, [PORT].  Replies with it.
  * @RMBD_TARGET_CMD_LISTENER_DEL: stop listening on ADDR, [PORT].
  * @RMBD_TARGET_CMD_LISTENER_GET: dump listeners.
+ * @RMBD_TARGET_CMD_SESSION_EVENT: notification only, to the
+ *	RMBD_TARGET_MCGRP_EVENTS group: EVENT, SESSION_ID, SESSION_PEER and
+ *	EXPORT_NAME of a client session that came up or went down.
  */
 enum rmbd_target_cmd {
 	RMBD_TARGET_CMD_UNSPEC,
@@ -47,9 +50,25 @@ enum rmbd_target_cmd {
 	RMBD_TARGET_CMD_LISTENER_ADD,
 	RMBD_TARGET_CMD_LISTENER_DEL,
 	RMBD_TARGET_CMD_LISTENER_GET,
+	RMBD_TARGET_CMD_SESSION_EVENT,
 
 	__RMBD_TARGET_CMD_MAX,
 	RMBD_TARGET_CMD_MAX = __RMBD_TARGET_CMD_MAX - 1
+};
+
+/* Multicast group of RMBD_TARGET_CMD_SESSION_EVENT notifications. */
+#define RMBD_TARGET_MCGRP_EVENTS	"events"
+
+/**
+ * enum rmbd_session_event - what a RMBD_TARGET_CMD_SESSION_EVENT announces
+ * @RMBD_SESSION_EVENT_UP: a client opened an export
+ * @RMBD_SESSION_EVENT_DOWN: that session ended (the client disconnected or
+ *	went silent, or the export was deleted with force); module unload
+ *	sends none: the family goes first
+ */
+enum rmbd_session_event {
+	RMBD_SESSION_EVENT_UP = 1,
+	RMBD_SESSION_EVENT_DOWN,
 };
 
 /**
@@ -69,6 +88,11 @@ enum rmbd_target_cmd {
  * @RMBD_TARGET_ATTR_PAD: padding for 64-bit attributes
  * @RMBD_TARGET_ATTR_TOTAL_MEM: u64, output of EXPORT_GET dumps: the first
  *	message carries the bytes all exports hold together
+ * @RMBD_TARGET_ATTR_EVENT: u8, output of SESSION_EVENT: enum
+ *	rmbd_session_event
+ * @RMBD_TARGET_ATTR_SESSION_ID: u64, output: the session's id
+ * @RMBD_TARGET_ATTR_SESSION_PEER: string, output: the client's address and
+ *	port, e.g. "10.0.0.2:41234" or "[fe80::1]:41234"
  */
 enum rmbd_target_attr {
 	RMBD_TARGET_ATTR_UNSPEC,
@@ -84,6 +108,9 @@ enum rmbd_target_attr {
 	RMBD_TARGET_ATTR_LISTENER_PORT,
 	RMBD_TARGET_ATTR_PAD,
 	RMBD_TARGET_ATTR_TOTAL_MEM,
+	RMBD_TARGET_ATTR_EVENT,
+	RMBD_TARGET_ATTR_SESSION_ID,
+	RMBD_TARGET_ATTR_SESSION_PEER,
 
 	__RMBD_TARGET_ATTR_MAX,
 	RMBD_TARGET_ATTR_MAX = __RMBD_TARGET_ATTR_MAX - 1

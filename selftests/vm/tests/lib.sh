@@ -5,8 +5,8 @@
 
 RMBD_REPO=${RMBD_REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)}
 RMBD_BIN=${RMBD_BIN:-$RMBD_REPO/tools/rmbd}
-RMBD_TARGET_KO=$RMBD_REPO/kmod/rmbd-target.ko
-RMBD_CLIENT_KO=$RMBD_REPO/kmod/rmbd-client.ko
+RMBD_TARGET_KO=${RMBD_TARGET_KO:-$RMBD_REPO/kmod/rmbd-target.ko}
+RMBD_CLIENT_KO=${RMBD_CLIENT_KO:-$RMBD_REPO/kmod/rmbd-client.ko}
 
 # Soft-RoCE address the guest runner configures on d0.
 RMBD_ADDR=${RMBD_ADDR:-10.200.0.1}

@@ -1,0 +1,108 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The link under a device goes down for 2 s and up again, 20 times, while
+# fio writes and verifies: the device reconnects every time, fio sees no
+# error and no verify mismatch, data written before the flaps is intact,
+# and rmbd monitor reports link-down, reconnecting and live.
+# timeout=900
+
+set -eu
+source "$(dirname "$0")/lib.sh"
+require_rmbd
+command -v fio > /dev/null || skip "fio not installed"
+
+flaps=${RMBD_FLAPS:-20}
+out=/run/rmbd-flap
+mkdir -p "$out"
+
+cleanup() {
+	ip link set d0 up 2> /dev/null || true
+	[[ -n ${mon:-} ]] && kill "$mon" 2> /dev/null
+	[[ -n ${fio_pid:-} ]] && kill "$fio_pid" 2> /dev/null
+	true
+}
+trap cleanup EXIT
+
+target_setup flap 128M
+dev=$(dev_connect flap reconnect_delay 1 loss_timeout 120)
+log "connected /dev/$dev: $(rmbd_cli dev show "$dev")"
+
+# Data that must survive: the first 32M, written and checksummed once.
+head -c 32M /dev/urandom > "$out/base"
+dd if="$out/base" of="/dev/$dev" bs=1M oflag=direct status=none ||
+	fail "initial write failed"
+
+"$RMBD_BIN" -j monitor dev > "$out/events" 2> "$out/monitor.err" &
+mon=$!
+sleep 1
+
+# fio on the upper 96M, pass after pass until the flapping is over: random
+# writes with a checksum per block, then every block read back and
+# checked.  Any error or mismatch ends the loop with fio's exit status.
+cd "$out"
+(
+	pass=0
+	while [[ ! -e $out/stop ]]; do
+		pass=$(( pass + 1 ))
+		fio --name=flap --filename="/dev/$dev" --offset=32M --size=96M \
+			--rw=randwrite --bs=4k --iodepth=16 --ioengine=libaio \
+			--direct=1 --verify=crc32c --do_verify=1 --verify_fatal=1 \
+			--verify_state_save=0 --randseed="$pass" \
+			--output-format=json --output="$out/fio.$pass.json" \
+			> "$out/fio.$pass.out" 2>&1 || exit $?
+		echo "$pass" > "$out/passes"
+	done
+) &
+fio_pid=$!
+sleep 3
+
+for (( i = 1; i <= flaps; i++ )); do
+	ip link set d0 down
+	sleep 2
+	ip link set d0 up
+	# Wait for the device to be live again before the next flap.
+	for (( t = 0; t < 600; t++ )); do
+		[[ $(dev_field "$dev" state) == live ]] && break
+		sleep 0.1
+	done
+	state=$(dev_field "$dev" state)
+	[[ $state == live ]] || fail "flap $i: device $state 60 s after the link came back"
+	kill -0 "$fio_pid" 2> /dev/null || fail "flap $i: fio exited: $(cat "$out"/fio.*.out | tail -n 5)"
+	sleep 1
+done
+reconnects=$(dev_field "$dev" reconnects)
+log "$flaps flaps, device reconnected $reconnects times"
+
+touch "$out/stop"
+rc=0
+wait "$fio_pid" || rc=$?
+fio_pid=
+passes=$(cat "$out/passes" 2> /dev/null || echo 0)
+written=0
+for f in "$out"/fio.*.json; do
+	[[ -s $f ]] || continue
+	e=$(jq '.jobs[0].error' "$f") || fail "$f: not fio's JSON: $(head -c 300 "$f")"
+	(( e == 0 )) || fail "fio reported error $e in $f: $(grep -i 'err\|verify' "${f%.json}.out" | head -n 5)"
+	written=$(( written + $(jq '.jobs[0].write.io_kbytes' "$f") ))
+done
+(( rc == 0 )) || fail "fio failed (exit $rc): $(cat "$out"/fio.*.out | grep -i 'err\|verify' | head -n 5)"
+log "fio: $passes passes complete, $(( written >> 10 )) MiB written and verified, no error"
+(( passes >= 1 )) || fail "fio did not complete a single pass"
+(( reconnects >= 1 )) || fail "the link flaps never broke the connection (reconnects 0): the test proves nothing"
+
+cmp "$out/base" <(dd if="/dev/$dev" bs=1M count=32 iflag=direct status=none) ||
+	fail "data written before the flaps changed"
+log "the 32M written before the flaps are intact"
+
+sleep 1
+kill "$mon"
+wait "$mon" 2> /dev/null || true
+mon=
+for ev in link-down reconnecting live; do
+	n=$(jq -r 'select(.name == "'"$dev"'") | .event' "$out/events" | grep -cx "$ev" || true)
+	log "monitor: $n $ev events"
+	(( n >= 1 )) || fail "rmbd monitor saw no $ev event: $(head -c 600 "$out/events")"
+done
+dev_disconnect "$dev"
+rmbd_ok export del flap

@@ -1,0 +1,76 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Connect, disconnect and client module unload racing each other: in each
+# of 100 rounds two connects, a disconnect of whatever exists and an rmmod
+# start at once.  Each may win or lose, with a clear error; none may hang,
+# oops or leak: afterwards the target has no session left and the client
+# module unloads.
+# timeout=900
+
+set -eu
+source "$(dirname "$0")/lib.sh"
+require_rmbd
+
+rounds=${RMBD_RACE_ROUNDS:-100}
+out=/run/rmbd-races
+mkdir -p "$out"
+
+target_setup race 16M
+
+connects=0 rmmods=0
+for (( r = 1; r <= rounds; r++ )); do
+	rmbd_modules_loaded || rmbd_load_modules > /dev/null 2>&1 || true
+	pids=()
+	for j in 1 2; do
+		timeout -k 5 60 "$RMBD_BIN" dev connect addr "$RMBD_ADDR" export race \
+			queues 1 depth 16 > "$out/c$j" 2>&1 &
+		pids+=("$!")
+	done
+	(
+		sleep "0.$(( RANDOM % 5 ))"
+		for d in $("$RMBD_BIN" -j dev show 2> /dev/null | jq -r '.[].name' 2> /dev/null); do
+			timeout -k 5 60 "$RMBD_BIN" dev disconnect "$d" 2> /dev/null || true
+		done
+	) &
+	pids+=("$!")
+	(
+		sleep "0.$(( RANDOM % 9 ))"
+		timeout -k 5 60 rmmod rmbd_client 2> /dev/null
+	) &
+	rm_pid=$!
+	for p in "${pids[@]}"; do
+		rc=0
+		wait "$p" || rc=$?
+		(( rc != 124 && rc != 137 )) || fail "round $r: a command hung for 60 s"
+	done
+	rc=0
+	wait "$rm_pid" || rc=$?
+	(( rc != 124 && rc != 137 )) || fail "round $r: rmmod hung for 60 s"
+	(( rc == 0 )) && rmmods=$(( rmmods + 1 ))
+	for j in 1 2; do
+		if grep -qx 'rmbd[0-9]*' "$out/c$j"; then
+			connects=$(( connects + 1 ))
+		elif ! grep -q '^rmbd: ' "$out/c$j"; then
+			fail "round $r: connect neither succeeded nor said why: $(cat "$out/c$j")"
+		fi
+	done
+done
+log "$rounds rounds: $connects connects succeeded, rmmod won $rmmods times"
+(( connects > 0 )) || fail "no connect ever succeeded: the races were not raced"
+
+# Clean up: every device goes, the module unloads, the target lets go.
+rmbd_modules_loaded || rmbd_load_modules || fail "cannot load the modules again"
+for d in $(rmbd_cli -j dev show | jq -r '.[].name'); do
+	dev_disconnect "$d"
+done
+rmmod rmbd_client || fail "rmmod rmbd_client after the races failed"
+for (( i = 0; i < 100; i++ )); do
+	[[ $(export_field race sessions) == 0 ]] && break
+	sleep 0.1
+done
+[[ $(export_field race sessions) == 0 ]] ||
+	fail "target still has $(export_field race sessions) sessions after the client module went"
+[[ $(export_field race mapped) == 0 ]] || fail "target still maps $(export_field race mapped) slabs"
+rmbd_load_modules || fail "cannot load rmbd_client again"
+rmbd_ok export del race

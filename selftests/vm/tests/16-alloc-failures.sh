@@ -1,0 +1,415 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Allocation failures (debug kernel only: failslab, fail_page_alloc,
+# fail_function; skips elsewhere).  Every failure must end the command
+# with a clean error (exit 1, "rmbd: failed to ...") or not matter (exit
+# 0): never an oops, a lockdep or KASAN report, a hang, a device, an
+# export or a session left behind, or a leak kmemleak finds.
+#
+#  1. export add and dev connect: the kernel's fault points reached from
+#     the CLI's own request (the netlink call, the target's export setup,
+#     the client's session start and disk creation) fail one at a time,
+#     the N-th after the request went out (failnth.so arms
+#     /proc/thread-self/fail-nth): each of the first RMBD_FI_DENSE (20),
+#     then N grows by RMBD_FI_STRIDE percent (25; 0: every point).
+#  2. The target's side of a connect runs in kworkers (the session in the
+#     rdma_cm handler, OPEN and the slab MAPs in rmbd_target's work):
+#     failslab with its task filter on every kworker fails the first slab
+#     allocation after SPACE bytes, for a range of SPACE.
+#  3. Functions of rmbd marked ALLOW_ERROR_INJECTION, if there are any
+#     (listed in /sys/kernel/debug/fail_function/injectable): each fails
+#     once, then every time, under export add and dev connect.
+#
+# Wrong outcomes are collected and the test fails at the end with the
+# list; a kernel report, a hang or a session that stays stop it at once.
+# timeout=1200
+
+set -eu
+source "$(dirname "$0")/lib.sh"
+
+dbg=/sys/kernel/debug
+[[ -d $dbg/failslab ]] || skip "no failslab in this kernel (the debug kernel has it: make check-debug)"
+shim=$(cd "$(dirname "$0")/.." && pwd)/failnth.so
+[[ -f $shim ]] || skip "selftests/vm/failnth.so not built"
+require_rmbd
+
+dense=${RMBD_FI_DENSE:-20}
+stride=${RMBD_FI_STRIDE:-25}
+tmp=$(mktemp -d)
+bad_re='WARNING:|BUG:|Oops|general protection|KASAN|UBSAN|possible circular locking|inconsistent lock state|possible recursive locking|kernel BUG|Call Trace'
+
+# Commands are slow on the debug kernel: the loops below run the CLI and
+# bash builtins only.
+problems=()
+problem() {
+	log "PROBLEM: $*"
+	problems+=("$*")
+}
+
+# ---- fault-injection knobs, restored at exit ---------------------------
+
+knobs=(failslab/probability failslab/interval failslab/times failslab/space
+       failslab/verbose failslab/task-filter failslab/ignore-gfp-wait
+       fail_page_alloc/probability fail_page_alloc/times fail_page_alloc/verbose
+       fail_page_alloc/ignore-gfp-wait fail_page_alloc/min-order)
+declare -A saved
+for k in "${knobs[@]}"; do
+	saved[$k]=$(< "$dbg/$k")
+done
+set_knob() { echo "$2" > "$dbg/$1"; }
+
+kworkers_fail() {	# 0|1: make-it-fail of every kworker
+	local p c
+	for p in /proc/[0-9]*; do
+		read -r c < "$p/comm" 2> /dev/null || continue
+		if [[ $c == kworker/* ]]; then
+			echo "$1" > "$p/make-it-fail" 2> /dev/null || true
+		fi
+	done
+}
+
+cleanup() {
+	local k
+	kworkers_fail 0
+	for k in "${knobs[@]}"; do
+		echo "${saved[$k]}" > "$dbg/$k" 2> /dev/null
+	done
+	if [[ -w $dbg/fail_function/inject ]]; then
+		echo > "$dbg/fail_function/inject" 2> /dev/null
+	fi
+	kill "$kmsg_pid" 2> /dev/null
+	rm -rf "$tmp"
+}
+
+# The kernel log, read as it grows, to stop at the first report with the
+# failure that caused it.
+: > "$tmp/kmsg"
+dmesg -w > "$tmp/kmsg" 2>&1 &
+kmsg_pid=$!
+trap cleanup EXIT
+exec 7< "$tmp/kmsg"
+kmsg_check() {	# WHAT
+	local line errs=()
+	while IFS= read -r -u 7 line || [[ -n $line ]]; do
+		[[ $line =~ $bad_re ]] && errs+=("$line")
+		line=
+	done
+	if (( ${#errs[@]} )); then
+		printf '%s\n' "${errs[@]:0:20}"
+		fail "kernel report after $1"
+	fi
+	return 0
+}
+
+# Leaks reported before this test are not its own.
+km=$dbg/kmemleak
+leaks_before=0
+if [[ -w $km ]]; then
+	echo scan > "$km"
+	leaks_before=$(grep -c '^unreferenced object' "$km" || true)
+fi
+
+# Fault points count only if their filters let them through: every slab
+# allocation, and the target's 2 MiB chunks (order 9, __GFP_NOWARN) among
+# the page allocations (smaller orders would fail noisily elsewhere).
+# The kernel logs each injected failure, without a stack dump (the guest
+# counts "Call Trace" as a kernel error).
+set_knob failslab/ignore-gfp-wait N
+set_knob failslab/verbose 1
+set_knob fail_page_alloc/ignore-gfp-wait N
+set_knob fail_page_alloc/min-order 9
+set_knob fail_page_alloc/verbose 1
+
+# ---- state -------------------------------------------------------------
+
+export_exists() { "$RMBD_BIN" export show "$1" > /dev/null 2>&1; }
+
+sessions() {	# EXPORT: its session count, empty if it does not exist
+	local j
+	j=$("$RMBD_BIN" -j export show "$1" 2> /dev/null) || return 0
+	[[ $j =~ \"sessions\":[[:space:]]*([0-9]+) ]] && echo "${BASH_REMATCH[1]}"
+	return 0
+}
+
+# The target drops a session when the client's teardown reaches it, a
+# little later.  One that stays is a leak: stop.
+wait_no_session() {	# EXPORT WHAT
+	local i s
+	for (( i = 0; i < 60; i++ )); do
+		s=$(sessions "$1")
+		[[ -z $s || $s == 0 ]] && return 0
+		sleep 0.5
+	done
+	fail "$2: export $1 still has $s session(s) after 30 s"
+}
+
+devices() {	# the names of the client's devices
+	local j
+	j=$("$RMBD_BIN" -j dev show 2> /dev/null) || return 0
+	while [[ $j =~ \"name\":[[:space:]]*\"(rmbd[0-9]+)\"(.*) ]]; do
+		echo "${BASH_REMATCH[1]}"
+		j=${BASH_REMATCH[2]}
+	done
+}
+
+# Disconnect whatever devices are left; a problem if there were any.
+no_device() {	# WHAT
+	local d left
+	left=$(devices)
+	[[ -z $left ]] && return 0
+	problem "$1: device(s) left: $left"
+	for d in $left; do
+		timeout 60 "$RMBD_BIN" dev disconnect "$d" force ||
+			fail "cannot disconnect the left-over $d"
+	done
+}
+
+# A connect said it succeeded: its device must be there; disconnect it.
+connected() {	# WHAT
+	dev=${out##*$'\n'}
+	if [[ $dev =~ ^rmbd[0-9]+$ ]]; then
+		wait_node "/dev/$dev" || problem "$1: /dev/$dev did not appear"
+		rmbd_ok dev disconnect "$dev"
+	else
+		problem "$1: exit 0, but it printed '$out'"
+	fi
+}
+
+# Run the CLI once with the N-th fault point after its request failing.
+# Sets rc, out, err and left (what the counter had left at exit: > 0 when
+# the N-th point was never reached; empty when nothing was armed).
+cli_nth() {	# N ARGS...
+	local n=$1 state nth
+	shift
+	rm -f "$tmp/report"
+	rc=0
+	out=$(RMBD_FAILNTH=$n RMBD_FAILNTH_REPORT=$tmp/report LD_PRELOAD=$shim \
+		timeout -k 5 120 "$RMBD_BIN" "$@" 2> "$tmp/err") || rc=$?
+	err=$(< "$tmp/err")
+	err=${err//$'\n'/ }
+	err=${err:0:300}
+	left=
+	if [[ -f $tmp/report ]]; then
+		read -r state nth left < "$tmp/report" || true
+	fi
+	# The kernel could not allocate its reply: the command may have been
+	# carried out all the same.
+	lost_reply=0
+	[[ $rc == 1 && $err == *"No buffer space available"* ]] && lost_reply=1
+	if (( rc == 124 || rc == 137 )); then
+		fail "rmbd $* with fault point $n failing: no answer in 120 s"
+	elif (( rc == 1 )); then
+		[[ $err == *"rmbd: failed to "* ]] ||
+			problem "rmbd $* with fault point $n failing: exit 1 without 'rmbd: failed to ...': $err"
+	elif (( rc != 0 )); then
+		problem "rmbd $* with fault point $n failing: exit $rc: $err"
+	fi
+	return 0
+}
+
+# The fault points to try out of TOTAL.
+points() {	# TOTAL
+	local n=1
+	while (( n <= $1 )); do
+		echo "$n"
+		if (( n < dense || stride == 0 )); then
+			n=$(( n + 1 ))
+		else
+			n=$(( n + 1 + n * stride / 100 ))
+		fi
+	done
+}
+
+# How many fault points the command passes when none fails.
+calibrate() {	# ARGS...
+	cli_nth 1000000 "$@"
+	(( rc == 0 )) || fail "rmbd $* failed without an injected failure: $err"
+	[[ -n $left ]] || fail "failnth.so did not arm for rmbd $*"
+	total=$(( 1000000 - left ))
+}
+
+# ---- 1. export add -----------------------------------------------------
+
+target_setup fi-conn 16M slab 4M
+
+calibrate export add fi-cal size 12M slab 4M
+rmbd_ok export del fi-cal
+log "export add: $total fault points after the request"
+tried=0 refused=0 t0=$SECONDS
+for n in $(points "$total"); do
+	cli_nth "$n" export add fi-add size 12M slab 4M
+	kmsg_check "failing fault point $n of export add"
+	tried=$(( tried + 1 ))
+	if (( rc == 0 )); then
+		export_exists fi-add ||
+			problem "export add exited 0 with fault point $n failing, but there is no export"
+	elif (( lost_reply )); then
+		log "  fault point $n: the reply was lost: $err"
+	else
+		refused=$(( refused + 1 ))
+		export_exists fi-add &&
+			problem "export add with fault point $n failing: '$err', but the export exists"
+	fi
+	if export_exists fi-add; then
+		rmbd_ok export del fi-add
+	fi
+	if [[ -n $left && $left != 0 ]]; then
+		break
+	fi
+done
+log "export add: $tried fault points failed, $refused refusals, $(( SECONDS - t0 )) s"
+
+# ---- 1. dev connect ----------------------------------------------------
+
+connect_args=(dev connect addr "$RMBD_ADDR" export fi-conn queues 2 depth 16)
+calibrate "${connect_args[@]}"
+dev_disconnect "$(tail -n 1 <<< "$out")"
+wait_no_session fi-conn "calibration"
+log "dev connect: $total fault points after the request"
+tried=0 refused=0 t0=$SECONDS
+for n in $(points "$total"); do
+	cli_nth "$n" "${connect_args[@]}"
+	tried=$(( tried + 1 ))
+	if (( rc == 0 )); then
+		connected "dev connect with fault point $n failing"
+	elif (( lost_reply )); then
+		log "  fault point $n: the reply was lost: $err"
+		for dev in $(devices); do
+			rmbd_ok dev disconnect "$dev"
+		done
+	else
+		refused=$(( refused + 1 ))
+	fi
+	no_device "dev connect with fault point $n failing ('$err')"
+	wait_no_session fi-conn "dev connect with fault point $n failing ('$err')"
+	kmsg_check "failing fault point $n of dev connect"
+	if [[ -n $left && $left != 0 ]]; then
+		break
+	fi
+done
+log "dev connect: $tried fault points failed, $refused refusals, $(( SECONDS - t0 )) s"
+
+# ---- 2. the kworkers ---------------------------------------------------
+
+# With the task filter only tasks marked make-it-fail fail: every kworker
+# (rdma_cm's and ib_cm's handlers, rmbd_target's and rmbd_client's
+# work).  times=1: one failure per connect, the first slab allocation
+# after SPACE bytes.
+tried=0 refused=0 t0=$SECONDS
+for space in 0 128 512 2048 4096 8192 16384 32768 65536 131072 262144; do
+	set_knob failslab/space "$space"
+	set_knob failslab/times 1
+	set_knob failslab/interval 1
+	set_knob failslab/task-filter Y
+	kworkers_fail 1
+	set_knob failslab/probability 100
+	rc=0
+	out=$(timeout -k 5 120 "$RMBD_BIN" "${connect_args[@]}" 2> "$tmp/err") || rc=$?
+	set_knob failslab/probability 0
+	kworkers_fail 0
+	err=$(< "$tmp/err")
+	err=${err//$'\n'/ }
+	injected=$(( 1 - $(< "$dbg/failslab/times") ))
+	tried=$(( tried + injected ))
+	what="dev connect with a kworker allocation failing (space $space)"
+	if (( rc == 0 )); then
+		connected "$what"
+	elif (( rc == 124 || rc == 137 )); then
+		fail "$what: no answer in 120 s"
+	elif (( rc == 1 )) && [[ $err == *"rmbd: failed to "* ]]; then
+		refused=$(( refused + 1 ))
+		log "  space $space: $err"
+	else
+		problem "$what: exit $rc: $err"
+	fi
+	no_device "$what"
+	wait_no_session fi-conn "$what"
+	kmsg_check "$what"
+	(( injected )) || break
+done
+set_knob failslab/space 0
+set_knob failslab/task-filter N
+log "kworkers: $tried allocations failed during dev connect, $refused refusals, $(( SECONDS - t0 )) s"
+
+# ---- 3. rmbd functions open to fail_function ---------------------------
+
+funcs=()
+ff=$dbg/fail_function
+if [[ -r $ff/injectable ]]; then
+	mapfile -t funcs < <(awk '$2 ~ /^\[rmbd_(target|client)\]$/ {print $1 " " $3}' \
+		"$ff/injectable")
+fi
+if (( ${#funcs[@]} == 0 )); then
+	log "fail_function: no rmbd function is marked ALLOW_ERROR_INJECTION"
+fi
+for f in "${funcs[@]}"; do
+	read -r fn type <<< "$f"
+	for times in 1 -1; do
+		what="$fn failing (times $times)"
+		echo "$fn" > "$ff/inject" || fail "cannot inject into $fn"
+		case "$type" in
+		NULL) echo 0 > "$ff/$fn/retval" ;;
+		TRUE) echo 1 > "$ff/$fn/retval" ;;
+		*) echo -12 > "$ff/$fn/retval" ;;
+		esac
+		echo N > "$ff/task-filter"
+		echo 100 > "$ff/probability"
+		echo 1 > "$ff/interval"
+		echo "$times" > "$ff/times"
+		echo 1 > "$ff/verbose"
+		rc=0
+		timeout -k 5 120 "$RMBD_BIN" export add fi-ff size 8M slab 2M > /dev/null 2> "$tmp/err" || rc=$?
+		if (( rc == 0 )); then
+			out=$(timeout -k 5 120 "$RMBD_BIN" dev connect addr "$RMBD_ADDR" \
+				export fi-ff queues 2 depth 16 2> "$tmp/err") || rc=$?
+			(( rc != 0 )) || connected "$what"
+		fi
+		echo > "$ff/inject"
+		err=$(< "$tmp/err")
+		err=${err//$'\n'/ }
+		if (( rc == 124 || rc == 137 )); then
+			fail "$what: no answer in 120 s"
+		elif (( rc == 1 )) && [[ $err == *"rmbd: failed to "* ]]; then
+			log "  $what: $err"
+		elif (( rc != 0 )); then
+			problem "$what: exit $rc: $err"
+		else
+			log "  $what: no effect"
+		fi
+		no_device "$what"
+		if export_exists fi-ff; then
+			wait_no_session fi-ff "$what"
+			rmbd_ok export del fi-ff
+		fi
+		kmsg_check "$what"
+	done
+done
+
+# ---- nothing left ------------------------------------------------------
+
+rmbd_ok export del fi-conn
+no_device "the end"
+[[ $(rmbd_cli -j export show | jq length) == 0 ]] ||
+	problem "exports left: $(rmbd_cli -j export show | jq -r '.[].name' | tr '\n' ' ')"
+
+if [[ -w $km ]]; then
+	echo scan > "$km"
+	sleep 5
+	echo scan > "$km"
+	cat "$km" > "$tmp/leaks"
+	new=$(grep -c '^unreferenced object' "$tmp/leaks" || true)
+	if (( new > leaks_before )); then
+		head -n 200 "$tmp/leaks"
+		problem "kmemleak: $(( new - leaks_before )) new unreferenced objects"
+	else
+		log "kmemleak: no new leaks"
+	fi
+fi
+
+if (( ${#problems[@]} )); then
+	log "${#problems[@]} problem(s):"
+	printf '  %s\n' "${problems[@]}"
+	fail "allocation failures not handled cleanly"
+fi
+log "allocation failures handled"
