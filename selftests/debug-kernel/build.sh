@@ -12,8 +12,12 @@
 #   $RMBD_CACHE/debug-kernel/env        what run-vm.sh needs (shell syntax)
 #
 # The kernel is rebuilt only when the source package, this recipe, the
-# config fragments or the compiler changed; the rmbd modules every time
-# (incrementally).  The kernel build runs under nice -n 19.
+# config fragments, the patches or the compiler changed (incrementally
+# when only the patches did); the rmbd modules every time (incrementally).
+# The kernel build runs under nice -n 19.
+#
+# patches/*.patch (-p1, applied in order) fix bugs of the kernel's own that
+# the tests would otherwise trip over; each says why in its header.
 #
 # usage: build.sh [--kernel-only] [--force]
 #   RMBD_CACHE    cache directory (default ${XDG_CACHE_HOME:-~/.cache}/rmbd)
@@ -46,7 +50,7 @@ die() { say "$*"; exit 1; }
 
 # ---- packages ----------------------------------------------------------
 
-pkgs=(linux-source-6.1 build-essential flex bison bc libelf-dev libssl-dev xz-utils)
+pkgs=(linux-source-6.1 build-essential flex bison bc libelf-dev libssl-dev xz-utils patch)
 missing=()
 for p in "${pkgs[@]}"; do
 	st=$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null || true)
@@ -86,8 +90,13 @@ cat "$repo/selftests/vm/config" "$here/config" |
 	     END { for (i = 0; i < n; i++) print v[o[i]] }' > "$wanted.tmp"
 mv "$wanted.tmp" "$wanted"
 
+shopt -s nullglob
+patches=("$here"/patches/*.patch)
+shopt -u nullglob
+patch_key=$(cat /dev/null "${patches[@]}" | sha256sum | cut -c1-16)
+
 key=$( { echo "recipe $recipe"; echo "source $srcver"; gcc --version | head -n 1
-	 cat "$wanted"; } | sha256sum | cut -c1-16)
+	 cat "$wanted"; echo "patches $patch_key"; } | sha256sum | cut -c1-16)
 
 kernel_ok() {
 	[[ -f $dir/stamp && $(cat "$dir/stamp") == "$key" && -f $dir/bzImage &&
@@ -118,17 +127,42 @@ check_config() {
 	return "$bad"
 }
 
+# Bring the tree to the pristine source plus patches/: the files an earlier
+# set of patches touched come back from the tarball (with a new time, so
+# that make rebuilds them), then the patches apply.
+apply_patches() {
+	local p top files=()
+	[[ -f $dir/patched && $(cat "$dir/patched") == "$patch_key" ]] && return 0
+	rm -f "$dir/patched"
+	if [[ -s $dir/patched-files ]]; then
+		top=$(tar -tJf "$tarball" | head -n 1)
+		top=${top%%/*}
+		say "restoring $(wc -l < "$dir/patched-files") patched file(s) from the source package"
+		sed "s|^|$top/|" "$dir/patched-files" |
+			tar -xJf "$tarball" -C "$src" --strip-components=1 --touch -T - ||
+			die "cannot restore the patched files"
+	fi
+	for p in "${patches[@]}"; do
+		say "applying patches/${p##*/}"
+		patch -s -p1 -N -d "$src" < "$p" || die "patches/${p##*/} does not apply"
+		mapfile -t -O "${#files[@]}" files < <(sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$p")
+	done
+	printf '%s\n' "${files[@]}" | sort -u | grep . > "$dir/patched-files" || true
+	echo "$patch_key" > "$dir/patched"
+}
+
 build_kernel() {
 	local t0 rel
 	t0=$(date +%s)
 	if [[ ! -f $dir/source || $(cat "$dir/source") != "$srcver" || ! -f $src/Makefile ]]; then
 		say "extracting linux-source-6.1 $srcver"
-		rm -rf "$src" "$dir/source"
+		rm -rf "$src" "$dir/source" "$dir/patched" "$dir/patched-files"
 		mkdir -p "$src"
 		tar -xJf "$tarball" -C "$src" --strip-components=1
 		echo "$srcver" > "$dir/source"
 	fi
 	rm -f "$dir/stamp"
+	apply_patches
 
 	# kvm_guest.config, less the symbols we set ourselves, then ours.
 	{ grep -v -F -f <(sed -E 's/^(# )?(CONFIG_[A-Za-z0-9_]+)[= ].*/\2=/' "$wanted") \
