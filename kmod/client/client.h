@@ -30,6 +30,7 @@
 enum {
 	RMBD_C_Q_ALLOCATED,	/* QP and CQ exist */
 	RMBD_C_Q_LIVE,		/* connected; I/O may be posted */
+	RMBD_C_Q_POLLABLE,	/* blk-mq may reap the poll CQ (not draining) */
 };
 
 /* rmbd_c_dev.flags */
@@ -37,6 +38,7 @@ enum {
 	RMBD_C_DEV_RECOVERING,	/* failed requests are requeued, not ended */
 	RMBD_C_DEV_DEAD,	/* no reconnect: requests fail with EIO */
 	RMBD_C_DEV_QUIESCED,	/* the recovery quiesced the request queue */
+	RMBD_C_DEV_IBDEV_GONE,	/* rdma_cm removes the RDMA device under us */
 };
 
 struct rmbd_c_dev;

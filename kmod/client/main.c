@@ -114,6 +114,9 @@ static blk_status_t rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
 	blk_status_t status;
 	int count;
 
+	/* Given up: fail at once, without a look at the session. */
+	if (unlikely(test_bit(RMBD_C_DEV_DEAD, &dev->flags)))
+		return BLK_STS_IOERR;
 	if (unlikely(!test_bit(RMBD_C_Q_LIVE, &q->flags))) {
 		/* Recovering: blk-mq retries it once the queues are back. */
 		if (test_bit(RMBD_C_DEV_RECOVERING, &dev->flags) &&
@@ -183,7 +186,8 @@ static void rmbd_c_complete_rq(struct request *rq)
 	if (unlikely(req->status) &&
 	    test_bit(RMBD_C_DEV_RECOVERING, &dev->flags) &&
 	    !test_bit(RMBD_C_DEV_DEAD, &dev->flags)) {
-		blk_mq_requeue_request(rq, false);
+		/* Kick: the device may give up before anyone else kicks. */
+		blk_mq_requeue_request(rq, true);
 		return;
 	}
 	blk_mq_end_request(rq, req->status);
@@ -284,6 +288,23 @@ static void rmbd_c_release_requests(struct rmbd_c_dev *dev)
 	blk_mq_kick_requeue_list(dev->disk->queue);
 }
 
+/*
+ * Tear the session down with no ->queue_rq() running: it reads the PD,
+ * the zero MR and the QPs.  Quiescing nests, so this is safe whether or
+ * not the recovery holds the queue quiesced, and whether or not the loss
+ * timeout lets it go meanwhile.
+ */
+static void rmbd_c_session_teardown_quiesced(struct rmbd_c_dev *dev)
+{
+	struct request_queue *q = dev->disk ? dev->disk->queue : NULL;
+
+	if (q)
+		blk_mq_quiesce_queue(q);
+	rmbd_c_session_teardown(dev);
+	if (q)
+		blk_mq_unquiesce_queue(q);
+}
+
 /* Give up: parked and new I/O fails with EIO; the device stays failed. */
 static void rmbd_c_dev_kill(struct rmbd_c_dev *dev)
 {
@@ -306,6 +327,8 @@ static void rmbd_c_recover(struct rmbd_c_dev *dev)
 	    !test_bit(RMBD_C_DEV_DEAD, &dev->flags)) {
 		dev->state = RMBD_DEV_STATE_RECONNECTING;
 		dev->loss_start = jiffies;
+		/* Also when a new session broke before err_work ran. */
+		set_bit(RMBD_C_DEV_RECOVERING, &dev->flags);
 		recover = true;
 		pr_warn("rmbd%d: connection to %pISpc lost, reconnecting; I/O waits up to %u s\n",
 			dev->index, &dev->addr, dev->loss_timeout);
@@ -327,6 +350,10 @@ static void rmbd_c_recover(struct rmbd_c_dev *dev)
 	 */
 	if (!dev->stopping)
 		rmbd_c_session_halt(dev);
+	/* Its RDMA device is going away: let go of it now, port or not. */
+	if (test_and_clear_bit(RMBD_C_DEV_IBDEV_GONE, &dev->flags) &&
+	    !dev->stopping)
+		rmbd_c_session_teardown_quiesced(dev);
 
 	if (recover || failed)
 		rmbd_c_notify(dev, RMBD_DEV_EVENT_LINK_DOWN);
@@ -380,7 +407,7 @@ static void rmbd_c_reconnect_work(struct work_struct *work)
 				   dev->reconnect_delay * HZ);
 		goto out;
 	}
-	rmbd_c_session_teardown(dev);
+	rmbd_c_session_teardown_quiesced(dev);
 	rmbd_c_notify(dev, RMBD_DEV_EVENT_RECONNECTING);
 	ret = rmbd_c_session_start(dev, &why);
 	if (!ret) {
@@ -399,7 +426,7 @@ static void rmbd_c_reconnect_work(struct work_struct *work)
 		 * The export is another one, or gone (ENOENT from OPEN): its
 		 * data is lost and waiting for the loss timeout cannot help.
 		 */
-		rmbd_c_session_teardown(dev);
+		rmbd_c_session_teardown_quiesced(dev);
 		pr_err("rmbd%d: %s; I/O fails\n", dev->index, why);
 		mutex_lock(&rmbd_c_mutex);
 		live = dev->state == RMBD_DEV_STATE_RECONNECTING;
@@ -413,7 +440,7 @@ static void rmbd_c_reconnect_work(struct work_struct *work)
 		goto out;
 	}
 	if (!live) {
-		rmbd_c_session_teardown(dev);
+		rmbd_c_session_teardown_quiesced(dev);
 		if (!test_bit(RMBD_C_DEV_DEAD, &dev->flags)) {
 			pr_info_ratelimited("rmbd%d: reconnect failed (%d) %s; next try in %u s\n",
 					    dev->index, ret, why,
@@ -755,7 +782,7 @@ static void rmbd_c_remove_one(struct ib_device *ibdev, void *client_data)
 		}
 		/* Failed, or being deleted meanwhile: let go all the same. */
 		if (found->ibdev == ibdev && !found->stopping)
-			rmbd_c_session_teardown(found);
+			rmbd_c_session_teardown_quiesced(found);
 		mutex_unlock(&found->recovery_lock);
 		rmbd_c_dev_put(found);
 	}

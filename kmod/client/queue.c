@@ -89,6 +89,12 @@ static int rmbd_c_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_ADDR_CHANGE:
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		if (test_bit(RMBD_C_Q_LIVE, &q->flags)) {
+			/*
+			 * A session that went live after rmbd_c_remove_one()
+			 * looked: rdma_cm waits until its ids are destroyed.
+			 */
+			if (ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL)
+				set_bit(RMBD_C_DEV_IBDEV_GONE, &q->dev->flags);
 			rmbd_c_schedule_fail(q->dev);
 			return 0;
 		}
@@ -193,6 +199,8 @@ static int rmbd_c_create_qp(struct rmbd_c_dev *dev, struct rmbd_c_queue *q)
 		return ret;
 	}
 	set_bit(RMBD_C_Q_ALLOCATED, &q->flags);
+	if (q->poll)
+		set_bit(RMBD_C_Q_POLLABLE, &q->flags);
 	return 0;
 }
 
@@ -308,15 +316,25 @@ static int rmbd_c_queue_connect(struct rmbd_c_dev *dev, unsigned int idx,
 	return rmbd_c_cm_wait(q, why);
 }
 
-static void rmbd_c_queue_destroy_qp(struct rmbd_c_queue *q)
+/*
+ * blk-mq may poll at any time, even with the request queue quiesced, and
+ * so may the timeout handler: once this returns neither reaps @q's CQ, and
+ * the drain or the destruction that follows has it to itself.
+ */
+static void rmbd_c_queue_stop_polling(struct rmbd_c_queue *q)
 {
 	unsigned long flags;
 
+	spin_lock_irqsave(&q->poll_lock, flags);
+	clear_bit(RMBD_C_Q_POLLABLE, &q->flags);
+	spin_unlock_irqrestore(&q->poll_lock, flags);
+}
+
+static void rmbd_c_queue_destroy_qp(struct rmbd_c_queue *q)
+{
 	if (test_bit(RMBD_C_Q_ALLOCATED, &q->flags)) {
-		/* blk-mq may poll at any time, even with the queue quiesced. */
-		spin_lock_irqsave(&q->poll_lock, flags);
+		rmbd_c_queue_stop_polling(q);
 		clear_bit(RMBD_C_Q_ALLOCATED, &q->flags);
-		spin_unlock_irqrestore(&q->poll_lock, flags);
 		rdma_destroy_qp(q->cm_id);
 		if (q->cq_from_pool)
 			ib_cq_pool_put(q->cq, q->cq_size);
@@ -537,8 +555,10 @@ static int rmbd_c_zero_mr_setup(struct rmbd_c_dev *dev, const char **why)
 
 	dev->zero_dma = ib_dma_map_page(dev->ibdev, ZERO_PAGE(0), 0, PAGE_SIZE,
 					DMA_TO_DEVICE);
-	if (ib_dma_mapping_error(dev->ibdev, dev->zero_dma))
+	if (ib_dma_mapping_error(dev->ibdev, dev->zero_dma)) {
+		*why = "cannot map the zero page for discards";
 		return -ENOMEM;
+	}
 	mr = ib_alloc_mr(dev->pd, IB_MR_TYPE_MEM_REG, pages);
 	if (IS_ERR(mr)) {
 		ret = PTR_ERR(mr);
@@ -783,9 +803,13 @@ void rmbd_c_session_teardown(struct rmbd_c_dev *dev)
 	rmbd_c_queues_fail(dev);
 	/* Its admin exchange ends now that the queue pairs are in error. */
 	cancel_delayed_work_sync(&dev->ka_work);
-	for (i = 0; i < dev->nr_queues; i++)
-		if (test_bit(RMBD_C_Q_ALLOCATED, &dev->queues[i].flags))
-			ib_drain_qp(dev->queues[i].cm_id->qp);
+	for (i = 0; i < dev->nr_queues; i++) {
+		if (!test_bit(RMBD_C_Q_ALLOCATED, &dev->queues[i].flags))
+			continue;
+		/* On a poll queue the drain reaps the CQ itself. */
+		rmbd_c_queue_stop_polling(&dev->queues[i]);
+		ib_drain_qp(dev->queues[i].cm_id->qp);
+	}
 	for (i = 0; i < dev->nr_queues; i++)
 		rmbd_c_queue_destroy_qp(&dev->queues[i]);
 	rmbd_c_zero_mr_free(dev);
@@ -829,7 +853,7 @@ int rmbd_c_poll_cq(struct rmbd_c_queue *q)
 	int n = 0;
 
 	spin_lock_irqsave(&q->poll_lock, flags);
-	if (test_bit(RMBD_C_Q_ALLOCATED, &q->flags))
+	if (test_bit(RMBD_C_Q_POLLABLE, &q->flags))
 		n = ib_process_cq_direct(q->cq, -1);
 	spin_unlock_irqrestore(&q->poll_lock, flags);
 	return n;

@@ -113,8 +113,13 @@ int rmbd_cm_rej_errno(const void *data, u8 len, const char **why)
 		*why = "target speaks another protocol version";
 		return -EPROTONOSUPPORT;
 	case RMBD_REJ_SESSION:
+		/*
+		 * Not ENOENT, which stands for "no such export": a session
+		 * the target released meanwhile (its link flapped) is worth
+		 * another try.
+		 */
 		*why = "target does not know this session";
-		return -ENOENT;
+		return -ECONNRESET;
 	case RMBD_REJ_DEVICE:
 		*why = "queues reached the target on different RDMA devices";
 		return -EXDEV;

@@ -559,9 +559,16 @@ static int rmbd_t_session_create(struct rdma_cm_id *cm_id,
 		goto out_unlist;
 	pr_debug("session %llx: admin queue from %pISp\n", sess->id,
 		 &cm_id->route.addr.dst_addr);
-	if (sess->timeout)
+	/*
+	 * The client may have had the session released already: a release
+	 * takes it off the list under the mutex before it cancels the
+	 * timeout, so arm it only while the session is still listed.
+	 */
+	mutex_lock(&rmbd_t_sess_mutex);
+	if (sess->timeout && !list_empty(&sess->entry))
 		queue_delayed_work(rmbd_t_wq, &sess->timeout_work,
 				   sess->timeout);
+	mutex_unlock(&rmbd_t_sess_mutex);
 	return 0;
 
 out_unlist:
