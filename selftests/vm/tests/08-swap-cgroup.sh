@@ -27,15 +27,16 @@ groups=("$cg_root/rmbd-swap-a" "$cg_root/rmbd-swap-b")
 
 cleanup() {
 	local g
-	[[ -n ${sampler:-} ]] && kill "$sampler" 2> /dev/null
+	swap_sample_stop
 	for g in "${groups[@]}"; do
 		[[ -d $g ]] || continue
-		xargs -r kill -9 < "$g/cgroup.procs" 2> /dev/null
+		xargs -r kill -9 < "$g/cgroup.procs" 2> /dev/null || true
 		for (( i = 0; i < 50; i++ )); do
 			rmdir "$g" 2> /dev/null && break
 			sleep 0.1
 		done
 	done
+	return 0
 }
 trap cleanup EXIT
 
@@ -55,34 +56,13 @@ for g in "${groups[@]}"; do
 	fi
 done
 
-# zswap would keep swapped pages in RAM, away from the device.
-if [[ $(cat /sys/module/zswap/parameters/enabled 2> /dev/null) == Y ]]; then
-	echo N > /sys/module/zswap/parameters/enabled
-	log "zswap disabled"
-fi
-
 # The rmbd device as the only swap.
-[[ $(wc -l < /proc/swaps) -le 1 ]] || fail "swap already in use before the test: $(tail -n +2 /proc/swaps)"
 target_setup swap 512M
 dev=$(dev_connect swap)
-mkswap "/dev/$dev" > /dev/null || fail "mkswap /dev/$dev failed"
-swapon -p 32767 "/dev/$dev" || fail "swapon /dev/$dev failed"
-swaps=$(tail -n +2 /proc/swaps)
-[[ $(wc -l <<< "$swaps") == 1 && $swaps == "/dev/$dev "* ]] ||
-	fail "/proc/swaps should list only /dev/$dev: $swaps"
-log "swap on /dev/$dev: $(awk '{print $3 " KiB, priority " $5}' <<< "$swaps")"
+swap_only_on "$dev"
+log "swap on /dev/$dev: $(awk -v d="/dev/$dev" '$1 == d {print $3 " KiB, priority " $5}' /proc/swaps)"
 
-vmstat() { awk -v k="$1" '$1 == k {print $2}' /proc/vmstat; }
 oom_kills() { awk '$1 == "oom_kill" {print $2}' "$1/memory.events"; }
-
-# The largest swap use on the device seen while a run goes on, in KiB.
-sample_swap() {
-	while :; do
-		awk -v d="/dev/$dev" '$1 == d {print $4}' /proc/swaps
-		sleep 0.5
-	done > /tmp/swap-used
-}
-max_swap_used() { sort -n /tmp/swap-used | tail -n 1; }
 
 # Run swapverify in group $1 with the options after it; output in /tmp/sv-$2.
 sv_start() {	# GROUP TAG OPTS...
@@ -97,11 +77,10 @@ swap_run() {	# WHAT GROUP:TAG:OPTS...
 	local what=$1 spec g tag opts rc out0 in0 thp0 out in thp used t0 dt n=0 pids=()
 	shift
 	log "$what"
-	out0=$(vmstat pswpout)
-	in0=$(vmstat pswpin)
-	thp0=$(vmstat thp_swpout)
-	sample_swap &
-	sampler=$!
+	out0=$(vmstat_get pswpout)
+	in0=$(vmstat_get pswpin)
+	thp0=$(vmstat_get thp_swpout)
+	swap_sample_start "$dev" /tmp/swap-used
 	t0=$(date +%s)
 	for spec in "$@"; do
 		IFS=: read -r g tag opts <<< "$spec"
@@ -123,19 +102,17 @@ swap_run() {	# WHAT GROUP:TAG:OPTS...
 			fail "$what: memory.events of $g: oom_kill $(oom_kills "$g")"
 	done
 	dt=$(( $(date +%s) - t0 ))
-	kill "$sampler"
-	wait "$sampler" 2> /dev/null || true
-	sampler=
-	out=$(( $(vmstat pswpout) - out0 ))
-	in=$(( $(vmstat pswpin) - in0 ))
-	thp=$(( $(vmstat thp_swpout) - thp0 ))
-	used=$(max_swap_used)
-	log "  $dt s: pswpout $out pages ($(( out >> 8 )) MiB, $thp huge pages whole), pswpin $in pages ($(( in >> 8 )) MiB), most swap used $(( ${used:-0} >> 10 )) MiB"
+	swap_sample_stop
+	out=$(( $(vmstat_get pswpout) - out0 ))
+	in=$(( $(vmstat_get pswpin) - in0 ))
+	thp=$(( $(vmstat_get thp_swpout) - thp0 ))
+	used=$(swap_used_max /tmp/swap-used)
+	log "  $dt s: pswpout $out pages ($(( out >> 8 )) MiB, $thp huge pages whole), pswpin $in pages ($(( in >> 8 )) MiB), most swap used $(( used >> 10 )) MiB"
 	# Each working set beyond its group's limit must go out and come back.
 	min=$(( n * (ws - limit) * 256 ))
 	(( out >= min )) || fail "$what: pswpout grew by $out pages, expected at least $min"
 	(( in >= min )) || fail "$what: pswpin grew by $in pages, expected at least $min"
-	(( ${used:-0} > 0 )) || fail "$what: no swap used on /dev/$dev during the run"
+	(( used > 0 )) || fail "$what: no swap used on /dev/$dev during the run"
 }
 
 a=${groups[0]} b=${groups[1]}
@@ -159,10 +136,10 @@ parked=$(cat "$a/memory.swap.current" 2> /dev/null ||
 	fail "only $(( parked >> 20 )) MiB of the working set in swap, expected $(( ws - limit )) MiB"
 # Room to take the pages back: the only swap is going away.
 echo max > "$a/memory.max"
-in0=$(vmstat pswpin)
+in0=$(vmstat_get pswpin)
 t0=$(date +%s)
 swapoff "/dev/$dev" || fail "swapoff /dev/$dev failed"
-in=$(( $(vmstat pswpin) - in0 ))
+in=$(( $(vmstat_get pswpin) - in0 ))
 log "  swapoff took $(( $(date +%s) - t0 )) s for $(( parked >> 20 )) MiB in swap: pswpin $in pages"
 [[ $(wc -l < /proc/swaps) == 1 ]] || fail "swap still listed after swapoff: $(tail -n +2 /proc/swaps)"
 # Pages still in the swap cache need no read: allow a tenth for those.

@@ -82,7 +82,7 @@ kill -INT "$fio_pid"
 rc=0
 wait "$fio_pid" || rc=$?
 fio_pid=
-grep -qi "verify.*fail\|bad magic\|err=" "$out/rdma-del.out" &&
+grep -qiE "verify.*fail|bad magic|err= *[1-9]" "$out/rdma-del.out" &&
 	fail "fio reported errors across the device removal: $(grep -i 'err\|verify' "$out/rdma-del.out" | head -n 3)"
 log "RDMA device removed and re-added under fio: reconnected ($(dev_field "$dev" reconnects)), fio clean (exit $rc)"
 dev_disconnect "$dev"

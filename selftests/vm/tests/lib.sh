@@ -173,3 +173,45 @@ rmbd_reset() {
 	fi
 	return "$rc"
 }
+
+# ---- swap --------------------------------------------------------------
+
+vmstat_get() { awk -v k="$1" '$1 == k {print $2}' /proc/vmstat; }
+
+# Make /dev/DEV the only swap, at the highest priority.  zswap, if on, is
+# turned off: it would keep swapped pages in RAM, away from the device.
+swap_only_on() {	# DEV
+	local swaps
+	if [[ $(cat /sys/module/zswap/parameters/enabled 2> /dev/null) == Y ]]; then
+		echo N > /sys/module/zswap/parameters/enabled
+		log "zswap disabled"
+	fi
+	[[ $(wc -l < /proc/swaps) -le 1 ]] ||
+		fail "swap already in use before the test: $(tail -n +2 /proc/swaps)"
+	mkswap "/dev/$1" > /dev/null || fail "mkswap /dev/$1 failed"
+	swapon -p 32767 "/dev/$1" || fail "swapon /dev/$1 failed"
+	swaps=$(tail -n +2 /proc/swaps)
+	[[ $(wc -l <<< "$swaps") == 1 && $swaps == "/dev/$1 "* ]] ||
+		fail "/proc/swaps should list only /dev/$1: $swaps"
+}
+
+# Note the swap used on /dev/DEV (KiB) in FILE twice a second, in the
+# background, until swap_sample_stop.
+swap_sample_start() {	# DEV FILE
+	local d=/dev/$1
+	while :; do
+		awk -v d="$d" '$1 == d {print $4}' /proc/swaps
+		sleep 0.5
+	done > "$2" &
+	RMBD_SWAP_SAMPLER=$!
+}
+
+swap_sample_stop() {
+	[[ -n ${RMBD_SWAP_SAMPLER:-} ]] || return 0
+	kill "$RMBD_SWAP_SAMPLER" 2> /dev/null || true
+	wait "$RMBD_SWAP_SAMPLER" 2> /dev/null || true
+	RMBD_SWAP_SAMPLER=
+}
+
+# The most swap (KiB) a sampler noted in FILE.
+swap_used_max() { sort -n "$1" | tail -n 1 | grep . || echo 0; }
