@@ -47,6 +47,7 @@ check: deps
 check-debug: deps
 	$(MAKE) all
 	RMBD_SKIP_HOST=1 RMBD_SKIP_CHECKPATCH=1 RMBD_SKIP_VM=1 RMBD_WITH_DEBUG=1 \
+		RMBD_DEBUG_TESTS=$${RMBD_DEBUG_TESTS:-all} \
 		./selftests/run.sh $(T)
 
 demo: deps
