@@ -4,6 +4,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/error-injection.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/idr.h>
@@ -482,7 +483,7 @@ static void rmbd_c_loss_work(struct work_struct *work)
 	rmbd_c_notify(dev, RMBD_DEV_EVENT_FAILED);
 }
 
-static int rmbd_c_disk_add(struct rmbd_c_dev *dev)
+static noinline int rmbd_c_disk_add(struct rmbd_c_dev *dev)
 {
 	struct blk_mq_tag_set *set = &dev->tag_set;
 	struct request_queue *q;
@@ -551,6 +552,7 @@ out_free_tag_set:
 	blk_mq_free_tag_set(set);
 	return ret;
 }
+ALLOW_ERROR_INJECTION(rmbd_c_disk_add, ERRNO);
 
 struct rmbd_c_dev *rmbd_c_dev_find(int index)
 {

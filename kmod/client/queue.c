@@ -4,6 +4,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/error-injection.h>
 #include <linux/slab.h>
 #include <linux/log2.h>
 #include <linux/sched/mm.h>
@@ -153,7 +154,7 @@ static void rmbd_c_admin_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	complete(&dev->recv_done);
 }
 
-static int rmbd_c_create_qp(struct rmbd_c_dev *dev, struct rmbd_c_queue *q)
+static noinline int rmbd_c_create_qp(struct rmbd_c_dev *dev, struct rmbd_c_queue *q)
 {
 	struct ib_qp_init_attr attr = { };
 	unsigned int recv_wr = q->idx ? 0 : RMBD_C_ADMIN_DEPTH;
@@ -203,6 +204,7 @@ static int rmbd_c_create_qp(struct rmbd_c_dev *dev, struct rmbd_c_queue *q)
 		set_bit(RMBD_C_Q_POLLABLE, &q->flags);
 	return 0;
 }
+ALLOW_ERROR_INJECTION(rmbd_c_create_qp, ERRNO);
 
 static int rmbd_c_first_device(struct rmbd_c_dev *dev, struct ib_device *ibdev,
 			       const char **why)
@@ -344,7 +346,7 @@ static void rmbd_c_queue_destroy_qp(struct rmbd_c_queue *q)
 	}
 }
 
-static int rmbd_c_admin_alloc(struct rmbd_c_dev *dev)
+static noinline int rmbd_c_admin_alloc(struct rmbd_c_dev *dev)
 {
 	dev->send_buf = kzalloc(RMBD_MSG_SIZE, GFP_KERNEL);
 	dev->recv_buf = kzalloc(RMBD_MSG_SIZE, GFP_KERNEL);
@@ -374,6 +376,7 @@ out_free:
 	dev->recv_buf = NULL;
 	return -ENOMEM;
 }
+ALLOW_ERROR_INJECTION(rmbd_c_admin_alloc, ERRNO);
 
 static void rmbd_c_admin_free(struct rmbd_c_dev *dev)
 {
@@ -496,7 +499,7 @@ static int rmbd_c_open(struct rmbd_c_dev *dev, const char **why)
 	return 0;
 }
 
-static int rmbd_c_map(struct rmbd_c_dev *dev, u32 idx, const char **why)
+static noinline int rmbd_c_map(struct rmbd_c_dev *dev, u32 idx, const char **why)
 {
 	struct rmbd_map_req *req = dev->send_buf;
 	struct rmbd_map_rsp *rsp = dev->recv_buf;
@@ -525,6 +528,7 @@ static int rmbd_c_map(struct rmbd_c_dev *dev, u32 idx, const char **why)
 	slab->rkey = le32_to_cpu(rsp->rkey);
 	return 0;
 }
+ALLOW_ERROR_INJECTION(rmbd_c_map, ERRNO);
 
 /*
  * Register @zero_mr: a local-only MR whose every page is the zero page, the
@@ -532,7 +536,7 @@ static int rmbd_c_map(struct rmbd_c_dev *dev, u32 idx, const char **why)
  * work request zeroes up to zero_len bytes and the target CPU does nothing.
  * Posted on the admin queue; without fast registration there is no discard.
  */
-static int rmbd_c_zero_mr_setup(struct rmbd_c_dev *dev, const char **why)
+static noinline int rmbd_c_zero_mr_setup(struct rmbd_c_dev *dev, const char **why)
 {
 	struct ib_device_attr *attrs = &dev->ibdev->attrs;
 	struct ib_reg_wr wr = { };
@@ -615,6 +619,7 @@ out_unmap:
 	*why = "cannot register the zero region for discards";
 	return ret;
 }
+ALLOW_ERROR_INJECTION(rmbd_c_zero_mr_setup, ERRNO);
 
 static void rmbd_c_zero_mr_free(struct rmbd_c_dev *dev)
 {

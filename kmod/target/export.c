@@ -4,6 +4,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/error-injection.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/random.h>
@@ -54,7 +55,7 @@ static void rmbd_slab_free(struct rmbd_slab *slab)
 	slab->chunks = NULL;
 }
 
-static int rmbd_slab_alloc(struct rmbd_slab *slab, u64 len)
+static noinline int rmbd_slab_alloc(struct rmbd_slab *slab, u64 len)
 {
 	unsigned int i;
 
@@ -77,6 +78,7 @@ static int rmbd_slab_alloc(struct rmbd_slab *slab, u64 len)
 	}
 	return 0;
 }
+ALLOW_ERROR_INJECTION(rmbd_slab_alloc, ERRNO);
 
 static void rmbd_export_free(struct rmbd_export *exp)
 {

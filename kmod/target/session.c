@@ -4,6 +4,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/error-injection.h>
 #include <linux/slab.h>
 #include <linux/random.h>
 #include <linux/sched/mm.h>
@@ -142,7 +143,7 @@ static void rmbd_t_unmap_slab(struct rmbd_t_session *sess, u32 idx)
 		sg_free_table(&map->sgt);
 }
 
-static int rmbd_t_map_slab(struct rmbd_t_session *sess, u32 idx)
+static noinline int rmbd_t_map_slab(struct rmbd_t_session *sess, u32 idx)
 {
 	struct rmbd_slab *slab = &sess->export->slabs[idx];
 	struct rmbd_t_map *map = &sess->maps[idx];
@@ -209,6 +210,7 @@ out_unmap:
 	rmbd_t_unmap_slab(sess, idx);
 	return ret;
 }
+ALLOW_ERROR_INJECTION(rmbd_t_map_slab, ERRNO);
 
 static int rmbd_t_handle_open(struct rmbd_t_session *sess,
 			      const struct rmbd_open_req *req)
@@ -342,7 +344,7 @@ static void rmbd_t_msg_work(struct work_struct *work)
 	}
 }
 
-static int rmbd_t_queue_create(struct rmbd_t_session *sess,
+static noinline int rmbd_t_queue_create(struct rmbd_t_session *sess,
 			       struct rmbd_t_queue *q, struct rdma_cm_id *cm_id,
 			       unsigned int send_wr, unsigned int recv_wr)
 {
@@ -379,6 +381,7 @@ static int rmbd_t_queue_create(struct rmbd_t_session *sess,
 	q->cm_id = cm_id;
 	return 0;
 }
+ALLOW_ERROR_INJECTION(rmbd_t_queue_create, ERRNO);
 
 /* Undo rmbd_t_queue_create(); the cm_id is the caller's business. */
 static void rmbd_t_queue_destroy(struct rmbd_t_queue *q)
@@ -437,7 +440,7 @@ static void rmbd_t_session_free_bufs(struct rmbd_t_session *sess)
 	}
 }
 
-static int rmbd_t_session_alloc_bufs(struct rmbd_t_session *sess)
+static noinline int rmbd_t_session_alloc_bufs(struct rmbd_t_session *sess)
 {
 	int i;
 
@@ -473,6 +476,7 @@ out_free:
 	rmbd_t_session_free_bufs(sess);
 	return -ENOMEM;
 }
+ALLOW_ERROR_INJECTION(rmbd_t_session_alloc_bufs, ERRNO);
 
 static void rmbd_t_release_work(struct work_struct *work);
 
