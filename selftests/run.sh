@@ -112,7 +112,7 @@ fi
 
 # The debug kernel runs 3 to 10 times slower under TCG: by default its
 # lane takes the tests of the control and failure paths.
-debug_default="00-rxe 01-data-verify 04-bad-input 05-module-unload
+debug_default="00-rxe 04-bad-input 05-module-unload
 	06-connect-cycle 07-force-delete 12-link-flap 13-loss-timeout
 	14-removal-under-io 15-races 16-alloc-failures"
 

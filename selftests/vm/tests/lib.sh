@@ -19,6 +19,13 @@ skip() { printf 'SKIP: %s\n' "$*"; exit 4; }
 # Run the CLI; its output and exit status pass through.
 rmbd_cli() { "$RMBD_BIN" "$@"; }
 
+# The debug kernel (selftests/debug-kernel) runs 3 to 10 times slower.
+debug_kernel() { [[ $(uname -r) == *-rmbd-debug ]]; }
+# How many rounds of something to run: N, or N_DEBUG on the debug kernel.
+rounds() {	# N N_DEBUG
+	if debug_kernel; then echo "$2"; else echo "$1"; fi
+}
+
 # Run the CLI and fail the test when it fails.
 rmbd_ok() {
 	local err rc=0
