@@ -3,8 +3,10 @@
 # rmbd: remote memory block device.
 #
 #   make            kernel modules, librmbd and the rmbd CLI
-#   make check      every test: host tests, then the VM suite (as root)
-#   make check-debug  the VM suite on a debug kernel (KASAN, lockdep,
+#   make check      every test: host tests, the VM suite, then the failure
+#                   tests again on the debug kernel (as root; see
+#                   Documentation/testing.rst)
+#   make check-debug  the whole VM suite on a debug kernel (KASAN, lockdep,
 #                   kmemleak, fault injection) built from linux-source-6.1
 #                   into the cache when it is not there (as root)
 #   make demo       remote memory as a file system and as swap, in a VM on
@@ -42,7 +44,7 @@ deps:
 
 check: deps
 	$(MAKE) all
-	./selftests/run.sh
+	RMBD_WITH_DEBUG=$${RMBD_WITH_DEBUG:-1} ./selftests/run.sh
 
 check-debug: deps
 	$(MAKE) all
