@@ -541,7 +541,7 @@ static noinline int rmbd_c_zero_mr_setup(struct rmbd_c_dev *dev, const char **wh
 	struct ib_device_attr *attrs = &dev->ibdev->attrs;
 	struct ib_reg_wr wr = { };
 	struct scatterlist *sgl, *sg;
-	unsigned int pages, i;
+	unsigned int pages, usable, i;
 	struct ib_mr *mr;
 	int n, ret;
 
@@ -549,8 +549,14 @@ static noinline int rmbd_c_zero_mr_setup(struct rmbd_c_dev *dev, const char **wh
 	pages = min(pages, attrs->max_fast_reg_page_list_len);
 	if (!(attrs->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS))
 		pages = 0;
+	/*
+	 * The last page is registered but no transfer reaches it: soft-RoCE
+	 * (rxe of 6.1) reads past its page list when a transfer ends exactly
+	 * at the end of an MR of 256 * n pages.
+	 */
+	usable = pages > 1 ? pages - 1 : pages;
 	/* Reconnecting: the disk already advertises a discard limit. */
-	if (dev->disk && (pages << PAGE_SHIFT) < dev->zero_limit) {
+	if (dev->disk && (usable << PAGE_SHIFT) < dev->zero_limit) {
 		*why = "the RDMA device now registers less memory than the device was created with";
 		return -EXDEV;
 	}
@@ -609,7 +615,7 @@ static noinline int rmbd_c_zero_mr_setup(struct rmbd_c_dev *dev, const char **wh
 		goto out_dereg;
 	}
 	dev->zero_mr = mr;
-	dev->zero_len = pages << PAGE_SHIFT;
+	dev->zero_len = usable << PAGE_SHIFT;
 	return 0;
 
 out_dereg:
