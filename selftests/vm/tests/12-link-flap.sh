@@ -14,6 +14,7 @@ require_rmbd
 command -v fio > /dev/null || skip "fio not installed"
 
 flaps=${RMBD_FLAPS:-$(rounds 20 5)}
+fio_size=$(rounds 96M 24M)
 out=/run/rmbd-flap
 mkdir -p "$out"
 
@@ -38,15 +39,16 @@ dd if="$out/base" of="/dev/$dev" bs=1M oflag=direct status=none ||
 mon=$!
 sleep 1
 
-# fio on the upper 96M, pass after pass until the flapping is over: random
-# writes with a checksum per block, then every block read back and
-# checked.  Any error or mismatch ends the loop with fio's exit status.
+# fio on 96M above those (24M on the slower debug kernel), pass after
+# pass until the flapping is over: random writes with a checksum per
+# block, then every block read back and checked.  Any error or mismatch
+# ends the loop with fio's exit status.
 cd "$out"
 (
 	pass=0
 	while [[ ! -e $out/stop ]]; do
 		pass=$(( pass + 1 ))
-		fio --name=flap --filename="/dev/$dev" --offset=32M --size=96M \
+		fio --name=flap --filename="/dev/$dev" --offset=32M --size="$fio_size" \
 			--rw=randwrite --bs=4k --iodepth=16 --ioengine=libaio \
 			--direct=1 --verify=crc32c --do_verify=1 --verify_fatal=1 \
 			--verify_state_save=0 --randseed="$pass" \
