@@ -27,15 +27,25 @@ cleanup() {
 trap cleanup EXIT
 
 # fio_start TAG DEV: random writes with verification, until stopped.
+# Returns once writes reach the device (fio starts slowly on the debug
+# kernel); fio never creates a file in its place.
 fio_start() {
+	local w0 i
+	w0=$(awk '{print $5}' "/sys/block/$2/stat")
 	fio --name="$1" --filename="/dev/$2" --size=48M --rw=randwrite \
 		--bs=4k --iodepth=8 --ioengine=libaio --direct=1 \
 		--verify=crc32c --verify_backlog=128 --verify_fatal=1 \
-		--verify_state_save=0 \
+		--verify_state_save=0 --allow_file_create=0 \
 		--time_based --runtime=3600 > "$out/$1.out" 2>&1 &
 	fio_pid=$!
-	sleep 3
-	kill -0 "$fio_pid" 2> /dev/null || fail "$1: fio did not start: $(tail -n 5 "$out/$1.out")"
+	for (( i = 0; i < 600; i++ )); do
+		kill -0 "$fio_pid" 2> /dev/null ||
+			fail "$1: fio did not start: $(tail -n 5 "$out/$1.out")"
+		(( $(awk '{print $5}' "/sys/block/$2/stat") > w0 + 64 )) && break
+		sleep 0.1
+	done
+	(( i < 600 )) || fail "$1: fio wrote nothing to /dev/$2 in 60 s"
+	sleep 1
 }
 
 # fio_ends TAG SECONDS: fio must end, with an I/O error, within SECONDS.
