@@ -43,6 +43,8 @@ set -eu
 
 vm_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$vm_dir/../.." && pwd)
+# shellcheck source=vm-lib.sh
+source "$vm_dir/vm-lib.sh"
 
 raw=0
 tests=()
@@ -105,16 +107,8 @@ test_mem() {
 	sed -n 's/^# vm-mem=\([0-9]\+[KMG]\?\)$/\1/p' "$1" | head -n 1
 }
 
-kver=${RMBD_KVER:-}
+kver=$(vm_kernel_release) || kver=
 if [[ -z $kver ]]; then
-	for k in $(ls -1 /lib/modules 2>/dev/null | sort -rV); do
-		if [[ -f /boot/vmlinuz-$k ]]; then
-			kver=$k
-			break
-		fi
-	done
-fi
-if [[ -z $kver || ! -f /boot/vmlinuz-$kver ]]; then
 	echo "run-vm: no kernel image found in /boot (install linux-image-amd64)" >&2
 	exit 1
 fi
@@ -153,43 +147,7 @@ make -s -C "$repo/selftests" all >&2 || echo "# run-vm: building the test helper
 
 # ---- initramfs ---------------------------------------------------------
 
-initrd_modules=(virtio_pci 9pnet_virtio 9p)
-
-build_initramfs() {
-	local out=$1 dir ko m seen=" "
-	dir=$(mktemp -d)
-	mkdir -p "$dir/bin" "$dir/modules"
-	cp /bin/busybox "$dir/bin/busybox"
-	for a in sh mount insmod mkdir cat sleep reboot switch_root echo; do
-		ln -s busybox "$dir/bin/$a"
-	done
-	install -m 0755 "$vm_dir/initramfs-init" "$dir/init"
-	: > "$dir/modules.order"
-	for m in "${initrd_modules[@]}"; do
-		while read -r _ ko _; do
-			[[ $seen == *" $ko "* ]] && continue
-			seen+="$ko "
-			b=$(basename "$ko")
-			case "$ko" in
-			*.ko.xz) xz -dc "$ko" > "$dir/modules/${b%.xz}"; b=${b%.xz} ;;
-			*.ko.zst) zstd -qdc "$ko" > "$dir/modules/${b%.zst}"; b=${b%.zst} ;;
-			*.ko.gz) gzip -dc "$ko" > "$dir/modules/${b%.gz}"; b=${b%.gz} ;;
-			*) cp "$ko" "$dir/modules/$b" ;;
-			esac
-			echo "$b" >> "$dir/modules.order"
-		done < <(modprobe -S "$kver" --show-depends "$m" | grep '^insmod ')
-	done
-	(cd "$dir" && find . | cpio -o -H newc --quiet | gzip -1) > "$out.tmp"
-	mv "$out.tmp" "$out"
-	rm -rf "$dir"
-}
-
-key=$( (echo "$kver"; cat "$vm_dir/initramfs-init" /bin/busybox) | sha256sum | cut -c1-12)
-initrd=$cache/initramfs-$kver-$key.cpio.gz
-if [[ ! -f $initrd ]]; then
-	rm -f "$cache"/initramfs-"$kver"-*.cpio.gz
-	build_initramfs "$initrd"
-fi
+initrd=$(vm_initramfs "$cache" "$kver" "$vm_dir")
 
 # ---- job ---------------------------------------------------------------
 

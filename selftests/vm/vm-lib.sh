@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Host-side helpers shared by the VM runners (run-vm.sh, two-vm.sh):
+# which kernel to boot and the initramfs that mounts the host's / over 9p
+# and starts the guest script named by rmbd.guest=.  Sourced, not run.
+
+# Print the kernel release to boot: RMBD_KVER, else the newest one in
+# /lib/modules that has /boot/vmlinuz-<release>.  Fails when there is none.
+vm_kernel_release() {
+	local k
+	if [[ -n ${RMBD_KVER:-} ]]; then
+		[[ -f /boot/vmlinuz-$RMBD_KVER ]] || return 1
+		echo "$RMBD_KVER"
+		return 0
+	fi
+	for k in $(ls -1 /lib/modules 2>/dev/null | sort -rV); do
+		if [[ -f /boot/vmlinuz-$k ]]; then
+			echo "$k"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# Build the initramfs OUT for kernel KVER: busybox, VM_DIR/initramfs-init
+# as /init and the 9p and virtio modules with their dependencies.
+vm_build_initramfs() {	# OUT KVER VM_DIR
+	local out=$1 kver=$2 vm_dir=$3 dir ko m b a seen=" "
+	local mods=(virtio_pci 9pnet_virtio 9p)
+	dir=$(mktemp -d)
+	mkdir -p "$dir/bin" "$dir/modules"
+	cp /bin/busybox "$dir/bin/busybox"
+	for a in sh mount insmod mkdir cat sleep reboot switch_root echo; do
+		ln -s busybox "$dir/bin/$a"
+	done
+	install -m 0755 "$vm_dir/initramfs-init" "$dir/init"
+	: > "$dir/modules.order"
+	for m in "${mods[@]}"; do
+		while read -r _ ko _; do
+			[[ $seen == *" $ko "* ]] && continue
+			seen+="$ko "
+			b=$(basename "$ko")
+			case "$ko" in
+			*.ko.xz) xz -dc "$ko" > "$dir/modules/${b%.xz}"; b=${b%.xz} ;;
+			*.ko.zst) zstd -qdc "$ko" > "$dir/modules/${b%.zst}"; b=${b%.zst} ;;
+			*.ko.gz) gzip -dc "$ko" > "$dir/modules/${b%.gz}"; b=${b%.gz} ;;
+			*) cp "$ko" "$dir/modules/$b" ;;
+			esac
+			echo "$b" >> "$dir/modules.order"
+		done < <(modprobe -S "$kver" --show-depends "$m" | grep '^insmod ')
+	done
+	(cd "$dir" && find . | cpio -o -H newc --quiet | gzip -1) > "$out.tmp"
+	mv "$out.tmp" "$out"
+	rm -rf "$dir"
+}
+
+# Print the path of the initramfs for KVER in CACHE, building it when the
+# cache lacks it (the name carries a hash of what goes into it).
+vm_initramfs() {	# CACHE KVER VM_DIR
+	local cache=$1 kver=$2 vm_dir=$3 key initrd
+	key=$( (echo "$kver"; cat "$vm_dir/initramfs-init" /bin/busybox) | sha256sum | cut -c1-12)
+	initrd=$cache/initramfs-$kver-$key.cpio.gz
+	if [[ ! -f $initrd ]]; then
+		rm -f "$cache"/initramfs-"$kver"-*.cpio.gz
+		vm_build_initramfs "$initrd" "$kver" "$vm_dir" || return 1
+	fi
+	echo "$initrd"
+}
