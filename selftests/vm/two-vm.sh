@@ -1,0 +1,396 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The target and the client in two VMs, joined by a QEMU socket netdev
+# (UDP on the host's loopback): soft-RoCE on a virtio-net NIC in each.
+# The client connects and fio verifies; the host kills the target VM's
+# qemu (kill -9) under fio, and the client's I/O must fail with EIO within
+# the loss timeout plus a few seconds of the client noticing the loss (its
+# keepalive: rxe retries forever), the device must say failed, with no
+# task hung and no kernel error; then a second target VM comes up with a
+# fresh export, a new connect works and fio verifies on it, and the failed
+# device disconnects.  Prints KTAP on stdout: one result per client step
+# (see two-vm/client.sh), then one for the VMs themselves.
+#
+# usage: two-vm.sh
+#
+# The VMs boot like run-vm.sh's (the Debian kernel, the host's / over 9p,
+# guest.sh as init), one vCPU each; guest.sh runs two-vm/target.sh or
+# two-vm/client.sh as its only test.  The host and the guests talk through
+# files in each VM's results share (see two-vm/client.sh).
+#
+# Environment:
+#   RMBD_KVER         kernel release to boot (as run-vm.sh)
+#   RMBD_VM_KVM=1     use KVM instead of TCG
+#   RMBD_TWOVM_MEM    memory of each VM (default 512M)
+#   RMBD_TWOVM_MTU    MTU of the virtio-net NICs (default 4500)
+#   RMBD_TWOVM_LOSS   the client's loss_timeout (default 10)
+#   RMBD_TWOVM_DETECT seconds from the kill to the client noticing (default
+#                     22: the keepalive's interval and answer timeout)
+#   RMBD_RESULTS      results directory (default selftests/results/two-vm):
+#                     target1/, client/ and target2/, one per VM
+#   RMBD_CACHE        cache directory (default ${XDG_CACHE_HOME:-~/.cache}/rmbd)
+#
+# Exit status: 0 when every step passed, 1 otherwise.
+
+set -eu
+
+# Parsed whole before it runs, so editing this file cannot derail a run.
+{
+
+vm_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$vm_dir/../.." && pwd)
+# shellcheck source=vm-lib.sh
+source "$vm_dir/vm-lib.sh"
+
+case "${1:-}" in
+'') ;;
+-h|--help) sed -n '4,/^# Exit status/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+*) echo "two-vm: unknown argument $1" >&2; exit 2 ;;
+esac
+
+kver=$(vm_kernel_release) || kver=
+if [[ -z $kver ]]; then
+	echo "two-vm: no kernel image found in /boot (install linux-image-amd64)" >&2
+	exit 1
+fi
+kernel=/boot/vmlinuz-$kver
+
+cache=${RMBD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rmbd}
+results=${RMBD_RESULTS:-$repo/selftests/results/two-vm}
+mkdir -p "$cache" "$results"
+results=$(cd "$results" && pwd)
+
+mem=${RMBD_TWOVM_MEM:-512M}
+mtu=${RMBD_TWOVM_MTU:-4500}
+loss=${RMBD_TWOVM_LOSS:-10}
+detect=${RMBD_TWOVM_DETECT:-22}
+export_name=twovm
+export_size=128M
+target_ip=10.201.0.1
+client_ip=10.201.0.2
+target_mac=52:54:00:52:4d:01	# both targets: the same machine, rebooted
+client_mac=52:54:00:52:4d:02
+client_timeout=900		# client.sh, in the guest
+target_timeout=1500		# target.sh: it outlives the client
+boot_budget=180
+steps=(connect-verify kill-target-eio new-target-verify disconnect-failed)
+
+# One VM run at a time: the machine has two cores.
+exec 9>"$cache/vm.lock"
+if ! flock -n 9; then
+	echo "# two-vm: waiting for another VM to finish" >&2
+	flock 9
+fi
+
+initrd=$(vm_initramfs "$cache" "$kver" "$vm_dir")
+
+# Only ever empty a directory this script made.
+if [[ -n $(ls -A "$results") && ! -f $results/.rmbd-two-vm-results ]]; then
+	echo "two-vm: $results is not empty and not a two-vm results directory" >&2
+	exit 2
+fi
+rm -rf "${results:?}"/*
+touch "$results/.rmbd-two-vm-results"
+
+if [[ ${RMBD_VM_KVM:-0} == 1 ]]; then
+	accel=(-accel kvm -cpu host)
+else
+	accel=(-accel tcg -cpu max)
+fi
+
+# Two free UDP ports on the loopback, one per end of the link.
+free_udp_port() {	# NOT
+	local p
+	while :; do
+		p=$(( 20000 + RANDOM % 30000 ))
+		[[ $p != "${1:-}" && -z $(ss -Hluan "sport = :$p") ]] && break
+	done
+	echo "$p"
+}
+client_port=$(free_udp_port)
+target_port=$(free_udp_port "$client_port")
+
+# ---- VMs ---------------------------------------------------------------
+
+declare -A qpid=()	# VM name -> pid of its `timeout qemu`
+
+# Boot VM NAME, running SCRIPT as guest.sh's only test, in the background.
+boot_vm() {	# NAME SCRIPT TIMEOUT IP MAC PORT PEER-PORT
+	local name=$1 script=$2 tmo=$3 ip=$4 mac=$5 port=$6 peer=$7
+	local out=$results/$name
+	mkdir -p "$out"
+	{
+		printf 'REPO=%q\n' "$repo"
+		printf 'RAW=0\n'
+		printf 'FIRST=1\n'
+		printf 'TESTS=(%q)\n' "$script"
+		printf 'TIMEOUTS=(%q)\n' "$tmo"
+		# shellcheck disable=SC2016 # guest.sh's $out, where it mounts the share
+		printf 'export RMBD_TWOVM_OUT=$out\n'
+		printf 'export RMBD_ADDR=%q RMBD_TWOVM_IP=%q RMBD_TWOVM_MAC=%q\n' \
+			"$target_ip" "$ip" "$mac"
+		printf 'export RMBD_TWOVM_MTU=%q RMBD_TWOVM_LOSS=%q RMBD_TWOVM_DETECT=%q\n' \
+			"$mtu" "$loss" "$detect"
+		printf 'export RMBD_TWOVM_EXPORT=%q RMBD_TWOVM_SIZE=%q\n' \
+			"$export_name" "$export_size"
+	} > "$out/job"
+
+	local qemu=(
+		qemu-system-x86_64 "${accel[@]}" -m "$mem" -smp 1
+		-nographic -no-reboot -monitor none
+		-serial "file:$out/console.log" -pidfile "$out/qemu.pid"
+		-kernel "$kernel" -initrd "$initrd"
+		-append "console=ttyS0 panic=-1 mitigations=off rmbd.guest=$vm_dir/guest.sh"
+		-fsdev "local,id=root,path=/,security_model=none,readonly=on,multidevs=remap"
+		-device virtio-9p-pci,fsdev=root,mount_tag=rootfs
+		-fsdev "local,id=repo,path=$repo,security_model=none,readonly=on,multidevs=remap"
+		-device virtio-9p-pci,fsdev=repo,mount_tag=rmbdrepo
+		-fsdev "local,id=out,path=$out,security_model=none,multidevs=remap"
+		-device virtio-9p-pci,fsdev=out,mount_tag=rmbdout
+		-netdev "socket,id=n0,udp=127.0.0.1:$peer,localaddr=127.0.0.1:$port"
+		-device "virtio-net-pci,netdev=n0,mac=$mac"
+	)
+	timeout -k 5 $(( boot_budget + tmo + 60 )) "${qemu[@]}" < /dev/null > "$out/qemu.log" 2>&1 &
+	qpid[$name]=$!
+	echo "# $name: booting (udp $port <-> $peer, $mem, 1 vCPU)"
+}
+
+vm_running() { [[ -n ${qpid[$1]:-} ]] && kill -0 "${qpid[$1]}" 2> /dev/null; }
+
+# Exit status of VM NAME's timeout+qemu, once it has ended.
+declare -A qrc=()
+reap_vm() {	# NAME
+	local rc=0
+	[[ -n ${qpid[$1]:-} ]] || return 0
+	# (quietly: a qemu killed by a signal is expected)
+	{ wait "${qpid[$1]}"; } 2> /dev/null || rc=$?
+	qrc[$1]=$rc
+	qpid[$1]=
+}
+
+# kill -9 VM NAME's qemu itself (not its timeout), as a power cut would.
+kill9_vm() {	# NAME
+	local pid
+	pid=$(cat "$results/$1/qemu.pid" 2> /dev/null) || return 1
+	grep -qa "$results/$1/qemu.pid" "/proc/$pid/cmdline" 2> /dev/null || return 1
+	kill -9 "$pid"
+}
+
+# Ask VM NAME to end (its guest script waits for "stop"), else end it.
+stop_vm() {	# NAME WAIT
+	local i
+	vm_running "$1" || { reap_vm "$1"; return 0; }
+	: > "$results/$1/stop"
+	for (( i = 0; i < $2 * 5; i++ )); do
+		vm_running "$1" || break
+		sleep 0.2
+	done
+	if vm_running "$1"; then
+		echo "# $1: still running $2 s after stop, killing it"
+		kill "${qpid[$1]}" 2> /dev/null || true
+		why+="${why:+; }$1 did not stop"
+	fi
+	reap_vm "$1"
+}
+
+cleanup() {
+	local n
+	for n in "${!qpid[@]}"; do
+		[[ -n ${qpid[$n]} ]] && kill "${qpid[$n]}" 2> /dev/null
+	done
+	true
+}
+trap cleanup EXIT
+
+# Host to guest: a file in NAME's share, written whole.
+say() {	# NAME FILE CONTENT
+	printf '%s\n' "$3" > "$results/$1/$2.tmp"
+	mv "$results/$1/$2.tmp" "$results/$1/$2"
+}
+
+# Pass on target NAME's "ready" to the client (as the phase's file) and
+# go to phase NEXT; fails when the target stopped before it was ready.
+forward_ready() {	# NAME NEXT
+	if [[ -f $results/$1/ready ]]; then
+		say client "$phase" "$(cat "$results/$1/ready")"
+		phase=$2
+	elif ! vm_running "$1"; then
+		why+="${why:+; }$1 stopped before it was ready"
+		return 1
+	fi
+}
+
+# ---- output ------------------------------------------------------------
+
+# The guests' KTAP as diagnostics, prefixed with the VM's name.
+declare -A printed=()
+flush_vm() {	# NAME
+	local f=$results/$1/ktap lines
+	[[ -f $f ]] || return 0
+	lines=$(wc -l < "$f")
+	if (( lines > ${printed[$1]:-0} )); then
+		sed -n "$(( ${printed[$1]:-0} + 1 )),${lines}p" "$f" | sed "s/^\(# \)\{0,1\}/# $1: /"
+		printed[$1]=$lines
+	fi
+}
+
+# The client's step results, in order, as they come.
+next_step=0
+flush_steps() {
+	local s line
+	while (( next_step < ${#steps[@]} )); do
+		s=${steps[next_step]}
+		line=$(grep -aE "^(not )?ok $s( |$)" "$results/client/steps" 2> /dev/null | head -n 1)
+		[[ -n $line ]] || return 0
+		next_step=$(( next_step + 1 ))
+		case "$line" in
+		"not ok "*) echo "not ok $next_step ${line#not ok }"; failed=1 ;;
+		*) echo "ok $next_step ${line#ok }" ;;
+		esac
+	done
+}
+
+flush() {
+	local n
+	for n in target1 client target2; do
+		flush_vm "$n"
+	done
+	flush_steps
+}
+
+console_errors() {	# NAME
+	grep -aE 'WARNING:|BUG:|Oops|general protection|KASAN|UBSAN|possible circular locking|inconsistent lock state|blocked for more than|kernel BUG|Call Trace|Kernel panic|initramfs:' \
+		"$results/$1/console.log" 2> /dev/null | grep -avE '^(#|ok |not ok )' | tail -n 40
+}
+
+# ---- run ---------------------------------------------------------------
+
+echo "KTAP version 1"
+echo "1..$(( ${#steps[@]} + 1 ))"
+echo "# kernel $kver, MTU $mtu, loss_timeout $loss, results in $results"
+
+start=$(date +%s)
+deadline=$(( start + boot_budget + client_timeout + 120 ))
+failed=0
+why=
+phase=target-ready.1
+killed_at=
+eio_host=
+
+boot_vm client "$vm_dir/two-vm/client.sh" "$client_timeout" "$client_ip" \
+	"$client_mac" "$client_port" "$target_port"
+boot_vm target1 "$vm_dir/two-vm/target.sh" "$target_timeout" "$target_ip" \
+	"$target_mac" "$target_port" "$client_port"
+
+while :; do
+	sleep 0.2
+	flush
+	if ! vm_running client; then
+		break
+	fi
+	if (( $(date +%s) > deadline )); then
+		why+="${why:+; }timed out after $(( $(date +%s) - start )) s"
+		break
+	fi
+	case "$phase" in
+	target-ready.1)
+		forward_ready target1 kill-target || break
+		;;
+	kill-target)
+		[[ -f $results/client/kill-target ]] || continue
+		if ! vm_running target1; then
+			why+="${why:+; }target1 stopped before it was killed"
+			break
+		fi
+		kill9_vm target1 || { why+="${why:+; }cannot find target1's qemu"; break; }
+		killed_at=$(date +%s.%N)
+		reap_vm target1
+		echo "# host: kill -9 of target1's qemu at $(date -d "@$killed_at" +%T.%N | cut -c1-12)"
+		say client target-killed "$(date -d "@$killed_at" +%T.%N | cut -c1-12)"
+		phase=need-target
+		;;
+	need-target)
+		if [[ -z $eio_host && -f $results/client/client-eio ]]; then
+			eio_host=$(awk -v a="$killed_at" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')
+			echo "# host: the client reported EIO $eio_host s after the kill (it measured $(cat "$results/client/client-eio") s)"
+		fi
+		[[ -f $results/client/need-target ]] || continue
+		boot_vm target2 "$vm_dir/two-vm/target.sh" "$target_timeout" "$target_ip" \
+			"$target_mac" "$target_port" "$client_port"
+		phase=target-ready.2
+		;;
+	target-ready.2)
+		forward_ready target2 client-done || break
+		;;
+	esac
+done
+
+# The client is done (or something broke): let it and the targets end.
+for (( i = 0; i < 150; i++ )); do
+	vm_running client || break
+	sleep 0.2
+done
+if vm_running client; then
+	kill "${qpid[client]}" 2> /dev/null || true
+fi
+reap_vm client
+if [[ $phase == kill-target || $phase == target-ready.1 ]]; then
+	stop_vm target1 30
+fi
+stop_vm target2 60
+flush
+
+# ---- account -----------------------------------------------------------
+
+# Steps the client did not report.
+while (( next_step < ${#steps[@]} )); do
+	next_step=$(( next_step + 1 ))
+	echo "not ok $next_step ${steps[next_step - 1]} # not run"
+	failed=1
+done
+
+# The VMs: the client and the second target ran their script to the end,
+# passed and stopped on their own; the first target ran until it was
+# killed; no kernel error in any of them.
+for n in client target2; do
+	[[ -d $results/$n ]] || continue
+	if [[ ${qrc[$n]:-x} != 0 ]]; then
+		why+="${why:+; }$n: qemu exited with status ${qrc[$n]:-?}"
+	elif [[ ! -f $results/$n/done ]]; then
+		why+="${why:+; }$n: stopped before its script finished (crash or panic)"
+	fi
+	if ! grep -qa '^ok 1 ' "$results/$n/ktap" 2> /dev/null; then
+		why+="${why:+; }$n: $(grep -a '^not ok 1 ' "$results/$n/ktap" 2> /dev/null || echo "no result")"
+	fi
+done
+for n in target1 client target2; do
+	[[ -d $results/$n ]] || continue
+	if grep -qa '^# vm-error' "$results/$n/ktap" 2> /dev/null; then
+		why+="${why:+; }$n: errors outside its script"
+	fi
+	errs=$(console_errors "$n")
+	if [[ -n $errs ]]; then
+		echo "# kernel errors on $n's console:"
+		sed 's/^/# /' <<< "$errs"
+		why+="${why:+; }$n: kernel errors"
+	fi
+done
+
+elapsed=$(( $(date +%s) - start ))
+if [[ -z $why ]]; then
+	echo "ok $(( ${#steps[@]} + 1 )) vms # ${elapsed} s"
+else
+	for n in target1 client target2; do
+		[[ -f $results/$n/console.log ]] || continue
+		echo "# last lines of $n's console ($results/$n/console.log):"
+		tail -n 20 "$results/$n/console.log" | sed 's/^/# /'
+	done
+	echo "# $why"
+	echo "not ok $(( ${#steps[@]} + 1 )) vms # ${elapsed} s"
+	failed=1
+fi
+echo "# results in $results"
+exit "$failed"
+exit
+}

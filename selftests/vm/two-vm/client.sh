@@ -1,0 +1,188 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The client VM of two-vm.sh.  Its steps, each reported to the host as a
+# line "ok|not ok STEP # detail" in the share's "steps" file:
+#   connect-verify     connect to the first target VM over rxe on virtio-net
+#                      and fio writes and verifies (crc32c)
+#   kill-target-eio    fio runs while the host kills the target VM's qemu
+#                      (kill -9): the client notices within $detect s, the
+#                      I/O fails with EIO within the loss timeout plus a few
+#                      seconds of that, the device says failed, no task is
+#                      left in D state, no kernel error
+#   new-target-verify  a second target VM, a fresh export: a new connect
+#                      works and fio writes and verifies on it
+#   disconnect-failed  the failed device, still failed, disconnects
+# Files it waits for (the host writes them): target-ready.1,
+# target-killed, target-ready.2; files it writes: kill-target,
+# need-target, steps.
+
+set -eu
+source "$(dirname "$0")/lib.sh"
+
+loss=${RMBD_TWOVM_LOSS:-10}
+# Seconds the client may take to notice that the target is gone.  On rxe
+# the queues' retry_count 7 means retry forever (rxe_comp.c), so no work
+# request fails: the keepalive notices, within its interval (a third of
+# the target's session_timeout, 10 s) and its 10 s answer timeout.
+detect=${RMBD_TWOVM_DETECT:-22}
+slack=5		# from the loss timeout to fio's end
+out=/run/rmbd-two-vm
+mkdir -p "$out"
+
+step=
+step_t0=0
+step_begin() {	# NAME
+	step=$1
+	step_t0=$(date +%s)
+	log "---- $step"
+}
+step_ok() {	# DETAIL
+	echo "ok $step # $1, $(( $(date +%s) - step_t0 )) s" >> "$tv_out/steps"
+	step=
+}
+# lib.sh's fail, reporting the step it ends too.
+fail() {
+	printf 'FAIL: %s\n' "$*" >&2
+	if [[ -n $step ]]; then
+		echo "not ok $step # $*" >> "$tv_out/steps"
+		step=
+	fi
+	exit 1
+}
+
+cleanup() {
+	local rc=$?
+	[[ -n ${loader:-} ]] && kill "$loader" 2> /dev/null
+	if [[ -n $step ]]; then
+		echo "not ok $step # client.sh ended with exit $rc" >> "$tv_out/steps"
+	fi
+	true
+}
+trap cleanup EXIT
+
+# Writes then verifies SIZE of /dev/DEV with crc32c headers; a verify
+# mismatch or an I/O error fails fio.
+fio_verify() {	# DEV SIZE LOG
+	fio --name=verify --filename="/dev/$1" --rw=randwrite --bs=16k \
+		--direct=1 --ioengine=libaio --iodepth=16 --size="$2" \
+		--verify=crc32c --verify_fatal=1 --do_verify=1 > "$3" 2>&1
+}
+
+fio_summary() {	# LOG
+	grep -aE '^ +(READ|WRITE):' "$1" | sed 's/^ *//; s/, run=.*//' | tr '\n' ' '
+}
+
+# ---- connect-verify
+
+step_begin connect-verify
+require_rmbd
+command -v fio > /dev/null || fail "fio not installed"
+nic=$(tv_nic_setup)
+mtu=$(cat "/sys/class/net/$nic/mtu")
+log "$nic: $RMBD_TWOVM_IP, MTU $mtu; $(rdma link show rxe1/1)"
+tv_wait target-ready.1 300 || fail "the first target VM did not come up"
+rdma_mtu=$(ibv_devinfo -d rxe1 | awk '/active_mtu/ {print $2}')
+log "rxe1 active_mtu $rdma_mtu"
+dev=$(dev_connect "$RMBD_TWOVM_EXPORT" reconnect_delay 1 loss_timeout "$loss")
+log "connected /dev/$dev: $(rmbd_cli dev show "$dev")"
+[[ $(dev_field "$dev" state) == live ]] || fail "/dev/$dev is not live"
+fio_verify "$dev" 64M "$out/fio1" ||
+	fail "fio on /dev/$dev: $(grep -aE 'error|verify|bad' "$out/fio1" | head -n 5 | tr '\n' ' ')"
+log "fio: $(fio_summary "$out/fio1")"
+# Full-size RDMA packets crossed the socket netdev (with an MTU too big
+# for it, fio would have failed).
+st=/sys/class/net/$nic/statistics
+log "$nic: $(cat "$st/rx_packets") packets received, $(( $(cat "$st/rx_bytes") / $(cat "$st/rx_packets") )) bytes on average"
+step_ok "/dev/$dev, MTU $mtu (RDMA $rdma_mtu), 64M written and verified"
+
+# ---- kill-target-eio
+
+step_begin kill-target-eio
+# fio, pass after pass, until one fails: I/O is in flight when the host
+# kills the target VM.
+(
+	while fio_verify "$dev" 32M "$out/fio2"; do
+		:
+	done
+	exit 1
+) &
+loader=$!
+sleep 3
+kill -0 "$loader" 2> /dev/null ||
+	fail "fio ended before the target was killed: $(grep -a error "$out/fio2" | head -n 3)"
+tv_say kill-target
+tv_wait target-killed 60 || fail "the host did not kill the target VM"
+t0=$(date +%s.%N)
+up0=$(cut -d' ' -f1 /proc/uptime)
+log "the host killed the target VM at $(cat "$tv_out/target-killed")"
+for (( i = 0; i < (detect + loss + slack + 30) * 10; i++ )); do
+	kill -0 "$loader" 2> /dev/null || break
+	sleep 0.1
+done
+if kill -0 "$loader" 2> /dev/null; then
+	log "tasks in D state: $(tv_d_tasks)"
+	fail "I/O still blocked $(( $(date +%s) - ${t0%.*} )) s after the kill (loss_timeout $loss)"
+fi
+rc=0
+wait "$loader" || rc=$?
+loader=
+up1=$(cut -d' ' -f1 /proc/uptime)
+dt=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')
+tv_say client-eio "$dt"
+# When the client noticed: its "connection ... lost" line in the kernel log.
+lost=$(dmesg | grep -a "rmbd_client: $dev: connection to .* lost" | tail -n 1 |
+	sed 's/^\[ *\([0-9.]*\)\].*/\1/')
+[[ -n $lost ]] || fail "no 'connection lost' for $dev in the kernel log"
+noticed=$(awk -v a="$up0" -v b="$lost" 'BEGIN {printf "%.1f", b - a}')
+after=$(awk -v a="$lost" -v b="$up1" 'BEGIN {printf "%.1f", b - a}')
+log "the client noticed the loss $noticed s after the kill: $(dmesg | grep -a "rmbd_client: $dev: " | tail -n 4 | tr '\n' ' ')"
+log "fio ended $dt s after the kill: $(grep -aE 'error' "$out/fio2" | head -n 2 | tr '\n' ' ')"
+grep -aq 'Input/output error' "$out/fio2" ||
+	fail "fio did not fail with EIO: $(tail -n 5 "$out/fio2" | tr '\n' ' ')"
+if grep -aqE 'verify: bad|verify failed|bad magic|bad header' "$out/fio2"; then
+	fail "verify mismatch: $(grep -aE 'verify|bad' "$out/fio2" | head -n 3 | tr '\n' ' ')"
+fi
+awk -v d="$noticed" -v m="$detect" 'BEGIN {exit !(d <= m)}' ||
+	fail "the client noticed the loss $noticed s after the kill, more than $detect s"
+awk -v d="$after" -v m=$(( loss + slack )) 'BEGIN {exit !(d <= m)}' ||
+	fail "EIO $after s after the client noticed the loss, more than loss_timeout $loss + $slack s"
+state=$(dev_field "$dev" state)
+log "$(rmbd_cli dev show "$dev")"
+[[ $state == failed ]] || fail "/dev/$dev is '$state' after the loss timeout, expected failed"
+timeout 10 dd if="/dev/$dev" of=/dev/null bs=4k count=1 iflag=direct status=none 2> /dev/null &&
+	fail "a read on the failed device succeeded"
+d=$(tv_stuck_tasks)
+[[ -z $d ]] || fail "tasks stuck in D state: $(tr '\n' ' ' <<< "$d")"
+errs=$(tv_kernel_errors)
+[[ -z $errs ]] || fail "kernel errors: $(head -n 5 <<< "$errs" | tr '\n' ' ')"
+step_ok "EIO $dt s after kill -9: noticed after $noticed s, failed $after s later (loss_timeout $loss)"
+
+# ---- new-target-verify
+
+step_begin new-target-verify
+old=$dev
+tv_say need-target
+tv_wait target-ready.2 300 || fail "the second target VM did not come up"
+dev=$(dev_connect "$RMBD_TWOVM_EXPORT" reconnect_delay 1 loss_timeout "$loss")
+log "connected /dev/$dev: $(rmbd_cli dev show "$dev")"
+[[ $dev != "$old" ]] || fail "the new device reuses the failed one's name $old"
+[[ $(dev_field "$dev" state) == live ]] || fail "/dev/$dev is not live"
+fio_verify "$dev" 64M "$out/fio3" ||
+	fail "fio on /dev/$dev: $(grep -aE 'error|verify|bad' "$out/fio3" | head -n 5 | tr '\n' ' ')"
+log "fio: $(fio_summary "$out/fio3")"
+errs=$(tv_kernel_errors)
+[[ -z $errs ]] || fail "kernel errors: $(head -n 5 <<< "$errs" | tr '\n' ' ')"
+step_ok "/dev/$dev on the new target, 64M written and verified"
+
+# ---- disconnect-failed
+
+step_begin disconnect-failed
+state=$(dev_field "$old" state)
+[[ $state == failed ]] || fail "/dev/$old is '$state' with a new target up, expected failed"
+timeout 60 "$RMBD_BIN" dev disconnect "$old" || fail "rmbd dev disconnect $old failed"
+wait_gone "/dev/$old" || fail "/dev/$old still exists after disconnect"
+[[ $(dev_field "$dev" state) == live ]] || fail "/dev/$dev is not live after disconnecting $old"
+dev_disconnect "$dev"
+[[ $(dev_count) == 0 ]] || fail "devices left: $(rmbd_cli dev show)"
+step_ok "/dev/$old and /dev/$dev disconnected"
