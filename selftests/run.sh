@@ -10,6 +10,8 @@
 #
 # usage: run.sh [VM-TEST...]     e.g. run.sh 01-data-verify 04-bad-input
 #   RMBD_SKIP_HOST=1  RMBD_SKIP_CHECKPATCH=1  RMBD_SKIP_VM=1  skip a part
+#   RMBD_SKIP_TWO_VM=1  skip the two-VM test (selftests/vm/two-vm.sh), which
+#                     runs after the VM suite when no VM test is named
 #   RMBD_WITH_DEBUG=1  add the debug-kernel lane (vm-debug/...)
 #   RMBD_DEBUG_TESTS  the tests of that lane when none are named: "all",
 #                     or a list (default: the failure, removal, race and
@@ -75,10 +77,10 @@ if [[ -z ${RMBD_SKIP_CHECKPATCH:-} ]]; then
 	run_one checkpatch "$here/checkpatch.sh"
 fi
 
-# The VM suite as results LANE/TEST: vm_lane LANE DEBUG VM-TEST...
+# A VM runner's KTAP as results LANE/TEST: vm_lane LANE DEBUG RUNNER ARGS...
 vm_lane() {
-	local lane=$1 debug=$2 line name detail vm_failed
-	shift 2
+	local lane=$1 debug=$2 runner=$3 line name detail vm_failed
+	shift 3
 	vm_failed=$failed
 	while IFS= read -r line; do
 		if [[ $line =~ ^(not\ )?ok\ [0-9]+\ ([^#]*[^#\ ])(\ #\ (.*))?$ ]]; then
@@ -94,20 +96,26 @@ vm_lane() {
 			fi
 		elif [[ $line == "KTAP version"* || $line =~ ^1\.\.[0-9]+$ ]]; then
 			continue
-		elif [[ $line =~ ^#\ run-vm\.sh\ exit\ status\ ([0-9]+)$ ]]; then
+		elif [[ $line =~ ^#\ runner\ exit\ status\ ([0-9]+)$ ]]; then
 			if (( BASH_REMATCH[1] != 0 && failed == vm_failed )); then
-				result 1 "$lane" "run-vm.sh exited with ${BASH_REMATCH[1]}"
+				result 1 "$lane" "${runner##*/} exited with ${BASH_REMATCH[1]}"
 			fi
 		else
 			printf '%s\n' "$line"
 		fi
-	done < <(RMBD_DEBUG_KERNEL=$debug "$here/vm/run-vm.sh" "$@" 2>&1
-		 echo "# run-vm.sh exit status $?")
+	done < <(RMBD_DEBUG_KERNEL=$debug "$runner" "$@" 2>&1
+		 echo "# runner exit status $?")
 }
 
 if [[ -z ${RMBD_SKIP_VM:-} ]]; then
 	echo "# VM suite"
-	vm_lane vm 0 "$@"
+	vm_lane vm 0 "$here/vm/run-vm.sh" "$@"
+	# The target VM killed under the client's I/O; not when some VM
+	# tests were named.
+	if (( ! $# )) && [[ -z ${RMBD_SKIP_TWO_VM:-} ]]; then
+		echo "# two VMs"
+		vm_lane two-vm 0 "$here/vm/two-vm.sh"
+	fi
 fi
 
 # The debug kernel runs 3 to 10 times slower under TCG: by default its
@@ -126,7 +134,7 @@ if [[ ${RMBD_WITH_DEBUG:-0} != 0 ]]; then
 			read -r -a debug_tests <<< "${RMBD_DEBUG_TESTS:-$debug_default}"
 		fi
 		echo "# VM suite on the debug kernel: ${debug_tests[*]:-all tests}"
-		vm_lane vm-debug 1 "${debug_tests[@]}"
+		vm_lane vm-debug 1 "$here/vm/run-vm.sh" "${debug_tests[@]}"
 	fi
 fi
 
