@@ -26,7 +26,7 @@
 #   RMBD_TWOVM_MTU    MTU of the virtio-net NICs (default 4500)
 #   RMBD_TWOVM_LOSS   the client's loss_timeout (default 10)
 #   RMBD_TWOVM_DETECT seconds from the kill to the client noticing (default
-#                     22: the keepalive's interval and answer timeout)
+#                     25: the keepalive's interval and answer timeout, 20 s)
 #   RMBD_RESULTS      results directory (default selftests/results/two-vm):
 #                     target1/, client/ and target2/, one per VM
 #   RMBD_CACHE        cache directory (default ${XDG_CACHE_HOME:-~/.cache}/rmbd)
@@ -64,7 +64,7 @@ results=$(cd "$results" && pwd)
 mem=${RMBD_TWOVM_MEM:-512M}
 mtu=${RMBD_TWOVM_MTU:-4500}
 loss=${RMBD_TWOVM_LOSS:-10}
-detect=${RMBD_TWOVM_DETECT:-22}
+detect=${RMBD_TWOVM_DETECT:-25}
 export_name=twovm
 export_size=128M
 target_ip=10.201.0.1

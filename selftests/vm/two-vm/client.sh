@@ -25,7 +25,7 @@ loss=${RMBD_TWOVM_LOSS:-10}
 # the queues' retry_count 7 means retry forever (rxe_comp.c), so no work
 # request fails: the keepalive notices, within its interval (a third of
 # the target's session_timeout, 10 s) and its 10 s answer timeout.
-detect=${RMBD_TWOVM_DETECT:-22}
+detect=${RMBD_TWOVM_DETECT:-25}
 slack=5		# from the loss timeout to fio's end
 out=/run/rmbd-two-vm
 mkdir -p "$out"
