@@ -17,10 +17,14 @@
 #define RMBD_C_CM_TIMEOUT	(15 * HZ)
 #define RMBD_C_ADMIN_TIMEOUT	(10 * HZ)
 /*
- * Local ACK timeout, 4.096 us * 2^16 = 268 ms: with 7 retries a dead link
- * fails posted work requests within about 2 s.
+ * Local ACK timeout, 4.096 us * 2^16 = 268 ms: with 6 retries a dead link
+ * fails posted work requests within about 2 s.  Not 7: soft-RoCE takes
+ * a retry count of 7 to mean "retry forever" (as the spec has it for RNR
+ * retries only), and a dead target would go unnoticed until the
+ * keepalive.
  */
 #define RMBD_C_ACK_TIMEOUT	16
+#define RMBD_C_RETRY_COUNT	6
 /* Outstanding RDMA READs we ask for per queue. */
 #define RMBD_C_RD_ATOM		16
 /* Largest discard or write zeroes one work request carries. */
@@ -299,7 +303,7 @@ static int rmbd_c_queue_connect(struct rmbd_c_dev *dev, unsigned int idx,
 	param.private_data_len = sizeof(req);
 	param.qp_num = cm_id->qp->qp_num;
 	param.flow_control = 1;
-	param.retry_count = 7;
+	param.retry_count = RMBD_C_RETRY_COUNT;
 	param.rnr_retry_count = 7;
 	param.initiator_depth = min_t(u32, RMBD_C_RD_ATOM,
 				      dev->ibdev->attrs.max_qp_init_rd_atom);

@@ -4,12 +4,12 @@
 # The target and the client in two VMs, joined by a QEMU socket netdev
 # (UDP on the host's loopback): soft-RoCE on a virtio-net NIC in each.
 # The client connects and fio verifies; the host kills the target VM's
-# qemu (kill -9) under fio, and the client's I/O must fail with EIO within
-# the loss timeout plus a few seconds of the client noticing the loss (its
-# keepalive: rxe retries forever), the device must say failed, with no
-# task hung and no kernel error; then a second target VM comes up with a
-# fresh export, a new connect works and fio verifies on it, and the failed
-# device disconnects.  Prints KTAP on stdout: one result per client step
+# qemu (kill -9) under fio, and the client must notice within a few
+# seconds (its RDMA transport gives up) and fail the I/O with EIO within
+# the loss timeout plus a few seconds after that; the device must say
+# failed, with no task hung and no kernel error; then a second target VM
+# comes up with a fresh export, a new connect works and fio verifies on
+# it, and the failed device disconnects.  Prints KTAP on stdout: one result per client step
 # (see two-vm/client.sh), then one for the VMs themselves.
 #
 # usage: two-vm.sh
@@ -26,7 +26,7 @@
 #   RMBD_TWOVM_MTU    MTU of the virtio-net NICs (default 4500)
 #   RMBD_TWOVM_LOSS   the client's loss_timeout (default 10)
 #   RMBD_TWOVM_DETECT seconds from the kill to the client noticing (default
-#                     25: the keepalive's interval and answer timeout, 20 s)
+#                     8: the transport's retries take about 2 s)
 #   RMBD_RESULTS      results directory (default selftests/results/two-vm):
 #                     target1/, client/ and target2/, one per VM
 #   RMBD_CACHE        cache directory (default ${XDG_CACHE_HOME:-~/.cache}/rmbd)
@@ -64,7 +64,7 @@ results=$(cd "$results" && pwd)
 mem=${RMBD_TWOVM_MEM:-512M}
 mtu=${RMBD_TWOVM_MTU:-4500}
 loss=${RMBD_TWOVM_LOSS:-10}
-detect=${RMBD_TWOVM_DETECT:-25}
+detect=${RMBD_TWOVM_DETECT:-8}
 export_name=twovm
 export_size=128M
 target_ip=10.201.0.1

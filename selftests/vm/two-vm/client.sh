@@ -21,11 +21,9 @@ set -eu
 source "$(dirname "$0")/lib.sh"
 
 loss=${RMBD_TWOVM_LOSS:-10}
-# Seconds the client may take to notice that the target is gone.  On rxe
-# the queues' retry_count 7 means retry forever (rxe_comp.c), so no work
-# request fails: the keepalive notices, within its interval (a third of
-# the target's session_timeout, 10 s) and its 10 s answer timeout.
-detect=${RMBD_TWOVM_DETECT:-25}
+# Seconds the client may take to notice that the target is gone: fio's
+# work requests fail once the transport's 6 retries of 268 ms are spent.
+detect=${RMBD_TWOVM_DETECT:-8}
 slack=5		# from the loss timeout to fio's end
 out=/run/rmbd-two-vm
 mkdir -p "$out"
