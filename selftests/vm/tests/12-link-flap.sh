@@ -64,12 +64,13 @@ for (( i = 1; i <= flaps; i++ )); do
 	ip link set d0 down
 	sleep 2
 	ip link set d0 up
-	# Wait for the device to be live again before the next flap.
+	# Wait for the device to be live again before the next flap (it
+	# may break a moment later: what matters is that it comes back).
 	for (( t = 0; t < 600; t++ )); do
-		[[ $(dev_field "$dev" state) == live ]] && break
+		state=$(dev_field "$dev" state)
+		[[ $state == live ]] && break
 		sleep 0.1
 	done
-	state=$(dev_field "$dev" state)
 	[[ $state == live ]] || fail "flap $i: device $state 60 s after the link came back"
 	kill -0 "$fio_pid" 2> /dev/null || fail "flap $i: fio exited: $(cat "$out"/fio.*.out | tail -n 5)"
 	sleep 1
