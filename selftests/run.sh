@@ -131,7 +131,9 @@ if [[ ${RMBD_WITH_DEBUG:-0} != 0 ]]; then
 	if (( failed == debug_failed )); then
 		debug_tests=("$@")
 		if (( ! $# )) && [[ ${RMBD_DEBUG_TESTS:-} != all ]]; then
-			read -r -a debug_tests <<< "${RMBD_DEBUG_TESTS:-$debug_default}"
+			# Every line of the list, not the first only.
+			read -r -d '' -a debug_tests \
+				<<< "${RMBD_DEBUG_TESTS:-$debug_default}" || true
 		fi
 		echo "# VM suite on the debug kernel: ${debug_tests[*]:-all tests}"
 		vm_lane vm-debug 1 "$here/vm/run-vm.sh" "${debug_tests[@]}"
