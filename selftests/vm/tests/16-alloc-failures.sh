@@ -351,7 +351,8 @@ for f in "${funcs[@]}"; do
 		case "$type" in
 		NULL) echo 0 > "$ff/$fn/retval" ;;
 		TRUE) echo 1 > "$ff/$fn/retval" ;;
-		*) echo -12 > "$ff/$fn/retval" ;;
+		# retval is an unsigned long: -ENOMEM in two's complement.
+		*) printf '%#x\n' -12 > "$ff/$fn/retval" ;;
 		esac
 		echo N > "$ff/task-filter"
 		echo 100 > "$ff/probability"
