@@ -69,14 +69,12 @@ ktap() {
 # the lines it produced.
 dmesg -w > /tmp/kmsg.log 2>&1 &
 
-bad_re='WARNING:|BUG:|Oops|general protection|KASAN|UBSAN|possible circular locking|inconsistent lock state|possible recursive locking|blocked for more than|kernel BUG|Call Trace|detected stall'
-
 kmsg_lines() { wc -l < /tmp/kmsg.log; }
 
 # Print the kernel errors logged after line $1 of the kernel log.
 kmsg_errors() {
 	sleep 1
-	tail -n +$(( $1 + 1 )) /tmp/kmsg.log | grep -aE "$bad_re"
+	tail -n +$(( $1 + 1 )) /tmp/kmsg.log | kmsg_reports
 }
 
 # Soft-RoCE over a dummy netdev; MTU 4500 gives a 4096-byte RDMA MTU.
@@ -153,11 +151,19 @@ for t in "${TESTS[@]}"; do
 	fi
 	cat /tmp/reset.log >> "$log"
 
-	tail -n +$(( start_line + 1 )) /tmp/kmsg.log > "$out/$name.dmesg"
 	errs=$(kmsg_errors "$start_line")
+	tail -n +$(( start_line + 1 )) /tmp/kmsg.log > "$out/$name.dmesg"
 	if [[ -n $errs ]]; then
 		ktap "# kernel errors during $name:"
 		while IFS= read -r l; do ktap "# $l"; done <<< "$errs"
+		# The first report whole: a CI log may be all there is to read.
+		first=$(head -n 1 <<< "$errs")
+		n=$(grep -anFx -m 1 -- "$first" "$out/$name.dmesg" | cut -d: -f1)
+		if [[ -n $n ]]; then
+			ktap "# the first report in full ($name.dmesg has the rest):"
+			tail -n +$(( n > 3 ? n - 3 : 1 )) "$out/$name.dmesg" | head -n 80 |
+				while IFS= read -r l; do ktap "#   $l"; done
+		fi
 	fi
 
 	if (( rc == 124 || rc == 137 )); then

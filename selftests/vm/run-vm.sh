@@ -107,11 +107,7 @@ test_mem() {
 	sed -n 's/^# vm-mem=\([0-9]\+[KMG]\?\)$/\1/p' "$1" | head -n 1
 }
 
-kver=$(vm_kernel_release) || kver=
-if [[ -z $kver ]]; then
-	echo "run-vm: no kernel image found in /boot (install linux-image-amd64)" >&2
-	exit 1
-fi
+kver=$(vm_kernel_release run-vm) || exit 1
 kernel=/boot/vmlinuz-$kver
 
 cache=${RMBD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rmbd}

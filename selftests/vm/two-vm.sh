@@ -49,11 +49,7 @@ case "${1:-}" in
 *) echo "two-vm: unknown argument $1" >&2; exit 2 ;;
 esac
 
-kver=$(vm_kernel_release) || kver=
-if [[ -z $kver ]]; then
-	echo "two-vm: no kernel image found in /boot (install linux-image-amd64)" >&2
-	exit 1
-fi
+kver=$(vm_kernel_release two-vm) || exit 1
 kernel=/boot/vmlinuz-$kver
 
 cache=${RMBD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rmbd}

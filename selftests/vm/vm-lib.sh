@@ -6,10 +6,13 @@
 
 # Print the kernel release to boot: RMBD_KVER, else the newest one in
 # /lib/modules that has /boot/vmlinuz-<release>.  Fails when there is none.
-vm_kernel_release() {
+vm_kernel_release() {	# WHO: prefix of the error message
 	local k
 	if [[ -n ${RMBD_KVER:-} ]]; then
-		[[ -f /boot/vmlinuz-$RMBD_KVER ]] || return 1
+		if [[ ! -f /boot/vmlinuz-$RMBD_KVER ]]; then
+			echo "$1: RMBD_KVER=$RMBD_KVER, but there is no /boot/vmlinuz-$RMBD_KVER" >&2
+			return 1
+		fi
 		echo "$RMBD_KVER"
 		return 0
 	fi
@@ -19,6 +22,7 @@ vm_kernel_release() {
 			return 0
 		fi
 	done
+	echo "$1: no kernel image found in /boot (install linux-image-amd64)" >&2
 	return 1
 }
 

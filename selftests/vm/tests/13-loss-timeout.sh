@@ -49,14 +49,8 @@ t0=$(date +%s)
 ip link set d0 down
 log "link down"
 rc=0
-for (( i = 0; i < (loss + slack + 20) * 10; i++ )); do
-	kill -0 "$writer" 2> /dev/null || break
-	sleep 0.1
-done
-if kill -0 "$writer" 2> /dev/null; then
-	kill -9 "$writer"
-	fail "I/O still blocked $(( $(date +%s) - t0 )) s after the link went down (loss_timeout $loss)"
-fi
+wait_exit "$writer" $(( loss + slack + 20 )) \
+	"I/O still blocked $(( loss + slack + 20 )) s after the link went down (loss_timeout $loss)"
 wait "$writer" || rc=$?
 dt=$(( $(date +%s) - t0 ))
 log "writer ended after $dt s with exit $rc: $(head -n 1 "$out/dd.err")"

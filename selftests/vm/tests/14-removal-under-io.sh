@@ -50,15 +50,8 @@ fio_start() {
 
 # fio_ends TAG SECONDS: fio must end, with an I/O error, within SECONDS.
 fio_ends_with_error() {
-	local tag=$1 limit=$2 i rc=0
-	for (( i = 0; i < limit * 10; i++ )); do
-		kill -0 "$fio_pid" 2> /dev/null || break
-		sleep 0.1
-	done
-	if kill -0 "$fio_pid" 2> /dev/null; then
-		kill -9 "$fio_pid"
-		fail "$tag: fio still running $limit s later (hung I/O?)"
-	fi
+	local tag=$1 limit=$2 rc=0
+	wait_exit "$fio_pid" "$limit" "$tag: fio still running $limit s later (hung I/O?)"
 	wait "$fio_pid" || rc=$?
 	fio_pid=
 	(( rc != 0 )) || fail "$tag: fio succeeded"
