@@ -135,7 +135,8 @@ apply_patches() {
 	[[ -f $dir/patched && $(cat "$dir/patched") == "$patch_key" ]] && return 0
 	rm -f "$dir/patched"
 	if [[ -s $dir/patched-files ]]; then
-		top=$(tar -tJf "$tarball" | head -n 1)
+		# head ends the listing early: tar's SIGPIPE is expected.
+		top=$({ tar -tJf "$tarball" 2> /dev/null || true; } | head -n 1)
 		top=${top%%/*}
 		say "restoring $(wc -l < "$dir/patched-files") patched file(s) from the source package"
 		sed "s|^|$top/|" "$dir/patched-files" |
