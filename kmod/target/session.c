@@ -18,11 +18,26 @@ static void rmbd_t_qp_event(struct ib_event *ev, void *ctx)
 	pr_debug("QP event %s (%d)\n", ib_event_msg(ev->event), ev->event);
 }
 
-void rmbd_t_session_schedule_release(struct rmbd_t_session *sess)
+static void rmbd_t_queue_release(struct rmbd_t_session *sess)
 {
 	/* Only the first caller queues the work: it never runs twice. */
-	if (!test_and_set_bit(RMBD_T_SESS_RELEASING, &sess->flags))
+	if (!test_and_set_bit(RMBD_T_SESS_RELEASE_QUEUED, &sess->flags))
 		queue_work(rmbd_t_wq, &sess->release_work);
+}
+
+/*
+ * Release @sess from rmbd_t_wq.  Until its admin queue is accepted the
+ * session belongs to rmbd_t_session_create(), which frees it itself if
+ * the accept fails: a release asked for before (receives flushed by a
+ * queue pair in error) is only noted, and queued once it is accepted.
+ */
+void rmbd_t_session_schedule_release(struct rmbd_t_session *sess)
+{
+	/* Fully ordered: pairs with the barrier after ACCEPTED is set. */
+	if (test_and_set_bit(RMBD_T_SESS_RELEASING, &sess->flags))
+		return;
+	if (test_bit(RMBD_T_SESS_ACCEPTED, &sess->flags))
+		rmbd_t_queue_release(sess);
 }
 
 static void rmbd_t_wr_error(struct rmbd_t_session *sess, struct ib_wc *wc,
@@ -563,6 +578,12 @@ static int rmbd_t_session_create(struct rdma_cm_id *cm_id,
 		goto out_unlist;
 	pr_debug("session %llx: admin queue from %pISp\n", sess->id,
 		 &cm_id->route.addr.dst_addr);
+	/* From here on the release work owns the session. */
+	set_bit(RMBD_T_SESS_ACCEPTED, &sess->flags);
+	/* Pairs with test_and_set_bit() in rmbd_t_session_schedule_release(). */
+	smp_mb__after_atomic();
+	if (test_bit(RMBD_T_SESS_RELEASING, &sess->flags))
+		rmbd_t_queue_release(sess);
 	/*
 	 * The client may have had the session released already: a release
 	 * takes it off the list under the mutex before it cancels the
@@ -577,10 +598,13 @@ static int rmbd_t_session_create(struct rdma_cm_id *cm_id,
 
 out_unlist:
 	mutex_lock(&rmbd_t_sess_mutex);
-	list_del(&sess->entry);
+	list_del_init(&sess->entry);
 	mutex_unlock(&rmbd_t_sess_mutex);
 out_destroy_queue:
-	/* Flushed receives must not schedule a release of this session. */
+	/*
+	 * Not accepted: no release work was or will be queued, whatever
+	 * the flushed receives ask for; and new messages are ignored.
+	 */
 	set_bit(RMBD_T_SESS_RELEASING, &sess->flags);
 	ib_drain_qp(cm_id->qp);
 	cancel_work_sync(&sess->msg_work);

@@ -89,7 +89,9 @@ struct rmbd_t_map {
 };
 
 enum {
-	RMBD_T_SESS_RELEASING,
+	RMBD_T_SESS_RELEASING,		/* a release was asked for */
+	RMBD_T_SESS_ACCEPTED,		/* the admin queue was accepted */
+	RMBD_T_SESS_RELEASE_QUEUED,	/* release_work was queued */
 };
 
 struct rmbd_t_session {
