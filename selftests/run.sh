@@ -137,6 +137,12 @@ if [[ ${RMBD_WITH_DEBUG:-0} != 0 ]]; then
 		fi
 		echo "# VM suite on the debug kernel: ${debug_tests[*]:-all tests}"
 		vm_lane vm-debug 1 "$here/vm/run-vm.sh" "${debug_tests[@]}"
+		# The whole suite (make check-debug) has the two VMs too.
+		if (( ! $# )) && [[ ${RMBD_DEBUG_TESTS:-} == all &&
+		      -z ${RMBD_SKIP_TWO_VM:-} ]]; then
+			echo "# two VMs on the debug kernel"
+			vm_lane two-vm-debug 1 "$here/vm/two-vm.sh"
+		fi
 	fi
 fi
 

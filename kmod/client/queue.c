@@ -670,6 +670,13 @@ static int rmbd_c_queues_alloc(struct rmbd_c_dev *dev)
 	return 0;
 }
 
+/* Give a failure @msg as its reason unless a more precise one was set. */
+static void rmbd_c_why(const char **why, const char *msg)
+{
+	if (!*why || !**why)
+		*why = msg;
+}
+
 /**
  * rmbd_c_session_start() - connect every queue and map the export
  * @dev: device with address, export name and queue counts set
@@ -684,26 +691,34 @@ int rmbd_c_session_start(struct rmbd_c_dev *dev, const char **why)
 
 	if (!dev->queues) {
 		ret = rmbd_c_queues_alloc(dev);
-		if (ret)
+		if (ret) {
+			*why = "cannot allocate the device's queues";
 			return ret;
+		}
 	}
 	ret = rmbd_c_queue_connect(dev, 0, why);
 	if (ret)
 		return ret;
 	ret = rmbd_c_admin_alloc(dev);
-	if (ret)
+	if (ret) {
+		*why = "cannot allocate the admin queue's buffers";
 		return ret;
+	}
 	ret = rmbd_c_open(dev, why);
 	if (ret)
 		return ret;
 	for (i = 0; i < dev->nr_slabs; i++) {
 		ret = rmbd_c_map(dev, i, why);
-		if (ret)
+		if (ret) {
+			rmbd_c_why(why, "cannot map a slab of the export");
 			return ret;
+		}
 	}
 	ret = rmbd_c_zero_mr_setup(dev, why);
-	if (ret)
+	if (ret) {
+		rmbd_c_why(why, "cannot register the zero region for discards");
 		return ret;
+	}
 	for (i = 1; i < dev->nr_queues; i++) {
 		ret = rmbd_c_queue_connect(dev, i, why);
 		if (ret)

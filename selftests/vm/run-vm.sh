@@ -120,9 +120,7 @@ results=$(cd "$results" && pwd)
 debug=${RMBD_DEBUG_KERNEL:-0}
 timeout_scale=${RMBD_VM_TIMEOUT_SCALE:-1}
 if [[ $debug == 1 ]]; then
-	RMBD_CACHE=$cache "$repo/selftests/debug-kernel/build.sh" >&2 || exit 1
-	# shellcheck source=/dev/null
-	source "$cache/debug-kernel/env"
+	vm_debug_kernel "$cache" "$repo" || exit 1
 	timeout_scale=${RMBD_VM_TIMEOUT_SCALE:-3}
 	if [[ -z ${RMBD_RESULTS:-} ]]; then
 		results=$repo/selftests/results/vm-debug
@@ -243,24 +241,7 @@ run_boot() {	# FIRST COUNT MEM OUT LABEL
 		-device virtio-9p-pci,fsdev=out,mount_tag=rmbdout
 	)
 	if [[ $debug == 1 ]]; then
-		# The kernel mounts the root share itself (its mount_tag must
-		# then be /dev/root) and starts guest-init, which binds the
-		# modules over /lib/modules.  Its ACPI interpreter is slow
-		# under KASAN and TCG: _PRT hits its 30 s loop limit for
-		# each virtio device (they use MSI-X all the same).  Not
-		# acpi=noirq: the guest would see one CPU.
-		for i in "${!qemu[@]}"; do
-			case "${qemu[i]-}" in
-			-kernel) qemu[i+1]=$DEBUG_KERNEL_IMAGE ;;
-			-initrd) unset 'qemu[i]' 'qemu[i+1]' ;;
-			-append) qemu[i+1]+=" root=/dev/root rootfstype=9p ro"
-				 qemu[i+1]+=" rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose"
-				 qemu[i+1]+=" init=$repo/selftests/debug-kernel/guest-init"
-				 qemu[i+1]+=" rmbd.modules=$DEBUG_KERNEL_MODULES" ;;
-			*,mount_tag=rootfs) qemu[i]=${qemu[i]%rootfs}/dev/root ;;
-			esac
-		done
-		qemu=("${qemu[@]}")
+		vm_debug_qemu qemu "$repo"
 	fi
 
 	local start qpid

@@ -21,13 +21,18 @@
 #
 # Environment:
 #   RMBD_KVER         kernel release to boot (as run-vm.sh)
+#   RMBD_DEBUG_KERNEL=1  boot the debug kernel (selftests/debug-kernel)
+#                     instead, with more memory and time
 #   RMBD_VM_KVM=1     use KVM instead of TCG
-#   RMBD_TWOVM_MEM    memory of each VM (default 512M)
+#   RMBD_TWOVM_MEM    memory of each VM (default 512M; 768M on the debug
+#                     kernel)
 #   RMBD_TWOVM_MTU    MTU of the virtio-net NICs (default 4500)
 #   RMBD_TWOVM_LOSS   the client's loss_timeout (default 10)
 #   RMBD_TWOVM_DETECT seconds from the kill to the client noticing (default
-#                     8: the transport's retries take about 2 s)
-#   RMBD_RESULTS      results directory (default selftests/results/two-vm):
+#                     8, 16 on the debug kernel: the transport's retries
+#                     take about 2 s)
+#   RMBD_RESULTS      results directory (default selftests/results/two-vm,
+#                     or two-vm-debug):
 #                     target1/, client/ and target2/, one per VM
 #   RMBD_CACHE        cache directory (default ${XDG_CACHE_HOME:-~/.cache}/rmbd)
 #
@@ -53,23 +58,36 @@ kver=$(vm_kernel_release two-vm) || exit 1
 kernel=/boot/vmlinuz-$kver
 
 cache=${RMBD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rmbd}
+mkdir -p "$cache"
+
+# The debug kernel is 3 to 10 times slower and boots in about 2 minutes.
+debug=${RMBD_DEBUG_KERNEL:-0}
+scale=1
+mem=${RMBD_TWOVM_MEM:-512M}
+detect=${RMBD_TWOVM_DETECT:-8}
 results=${RMBD_RESULTS:-$repo/selftests/results/two-vm}
-mkdir -p "$cache" "$results"
+if [[ $debug == 1 ]]; then
+	vm_debug_kernel "$cache" "$repo" || exit 1
+	kver=$DEBUG_KERNEL_RELEASE
+	scale=3
+	mem=${RMBD_TWOVM_MEM:-768M}
+	detect=${RMBD_TWOVM_DETECT:-16}
+	results=${RMBD_RESULTS:-$repo/selftests/results/two-vm-debug}
+fi
+mkdir -p "$results"
 results=$(cd "$results" && pwd)
 
-mem=${RMBD_TWOVM_MEM:-512M}
 mtu=${RMBD_TWOVM_MTU:-4500}
 loss=${RMBD_TWOVM_LOSS:-10}
-detect=${RMBD_TWOVM_DETECT:-8}
 export_name=twovm
 export_size=128M
 target_ip=10.201.0.1
 client_ip=10.201.0.2
 target_mac=52:54:00:52:4d:01	# both targets: the same machine, rebooted
 client_mac=52:54:00:52:4d:02
-client_timeout=900		# client.sh, in the guest
-target_timeout=1500		# target.sh: it outlives the client
-boot_budget=180
+client_timeout=$(( 900 * scale ))	# client.sh, in the guest
+target_timeout=$(( 1500 * scale ))	# target.sh: it outlives the client
+boot_budget=$(( 180 * scale ))
 steps=(connect-verify kill-target-eio new-target-verify disconnect-failed)
 
 # One VM run at a time: the machine has two cores.
@@ -79,7 +97,10 @@ if ! flock -n 9; then
 	flock 9
 fi
 
-initrd=$(vm_initramfs "$cache" "$kver" "$vm_dir")
+initrd=
+if [[ $debug != 1 ]]; then
+	initrd=$(vm_initramfs "$cache" "$kver" "$vm_dir")
+fi
 
 # Only ever empty a directory this script made.
 if [[ -n $(ls -A "$results") && ! -f $results/.rmbd-two-vm-results ]]; then
@@ -130,6 +151,10 @@ boot_vm() {	# NAME SCRIPT TIMEOUT IP MAC PORT PEER-PORT
 			"$mtu" "$loss" "$detect"
 		printf 'export RMBD_TWOVM_EXPORT=%q RMBD_TWOVM_SIZE=%q\n' \
 			"$export_name" "$export_size"
+		if [[ $debug == 1 ]]; then
+			printf 'export RMBD_TARGET_KO=%q RMBD_CLIENT_KO=%q\n' \
+				"$DEBUG_KERNEL_TARGET_KO" "$DEBUG_KERNEL_CLIENT_KO"
+		fi
 	} > "$out/job"
 
 	local qemu=(
@@ -147,6 +172,9 @@ boot_vm() {	# NAME SCRIPT TIMEOUT IP MAC PORT PEER-PORT
 		-netdev "socket,id=n0,udp=127.0.0.1:$peer,localaddr=127.0.0.1:$port"
 		-device "virtio-net-pci,netdev=n0,mac=$mac"
 	)
+	if [[ $debug == 1 ]]; then
+		vm_debug_qemu qemu "$repo"
+	fi
 	timeout -k 5 $(( boot_budget + tmo + 60 )) "${qemu[@]}" < /dev/null > "$out/qemu.log" 2>&1 &
 	qpid[$name]=$!
 	echo "# $name: booting (udp $port <-> $peer, $mem, 1 vCPU)"
@@ -323,7 +351,7 @@ while :; do
 done
 
 # The client is done (or something broke): let it and the targets end.
-for (( i = 0; i < 150; i++ )); do
+for (( i = 0; i < 150 * scale; i++ )); do
 	vm_running client || break
 	sleep 0.2
 done
@@ -332,9 +360,9 @@ if vm_running client; then
 fi
 reap_vm client
 if [[ $phase == kill-target || $phase == target-ready.1 ]]; then
-	stop_vm target1 30
+	stop_vm target1 $(( 30 * scale ))
 fi
-stop_vm target2 60
+stop_vm target2 $(( 60 * scale ))
 flush
 
 # ---- account -----------------------------------------------------------

@@ -70,3 +70,35 @@ vm_initramfs() {	# CACHE KVER VM_DIR
 	fi
 	echo "$initrd"
 }
+
+# The debug kernel (selftests/debug-kernel): build it when its recipe
+# changed, then load its paths (DEBUG_KERNEL_*) from CACHE.
+vm_debug_kernel() {	# CACHE REPO
+	RMBD_CACHE=$1 "$2/selftests/debug-kernel/build.sh" >&2 || return 1
+	# shellcheck source=/dev/null
+	source "$1/debug-kernel/env"
+}
+
+# Make the qemu command line in array NAME boot the debug kernel.  It has
+# no initramfs: the kernel mounts the root share itself (its mount_tag
+# must then be /dev/root) and starts guest-init, which binds the debug
+# kernel's modules over /lib/modules.  Its ACPI interpreter is slow under
+# KASAN and TCG: _PRT hits its 30 s loop limit for each virtio device
+# (they use MSI-X all the same).  Not acpi=noirq: the guest would see
+# one CPU.
+vm_debug_qemu() {	# NAME REPO
+	local -n q=$1
+	local i
+	for i in "${!q[@]}"; do
+		case "${q[i]-}" in
+		-kernel) q[i+1]=$DEBUG_KERNEL_IMAGE ;;
+		-initrd) unset 'q[i]' 'q[i+1]' ;;
+		-append) q[i+1]+=" root=/dev/root rootfstype=9p ro"
+			 q[i+1]+=" rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose"
+			 q[i+1]+=" init=$2/selftests/debug-kernel/guest-init"
+			 q[i+1]+=" rmbd.modules=$DEBUG_KERNEL_MODULES" ;;
+		*,mount_tag=rootfs) q[i]=${q[i]%rootfs}/dev/root ;;
+		esac
+	done
+	q=("${q[@]}")
+}

@@ -177,6 +177,12 @@ connected() {	# WHAT
 }
 
 # Run the CLI once with the N-th fault point after its request failing.
+# The CLI prints "rmbd: failed to WHAT: STRERROR[: REASON]", the reason
+# being the kernel's extended ack message: every refusal must have one.
+reason_given() {	# ERR
+	[[ $1 =~ rmbd:\ failed\ to\ [^:]*:\ [^:]*:\ [^[:space:]] ]]
+}
+
 # Sets rc, out, err and left (what the counter had left at exit: > 0 when
 # the N-th point was never reached; empty when nothing was armed).
 cli_nth() {	# N ARGS...
@@ -200,8 +206,11 @@ cli_nth() {	# N ARGS...
 	if (( rc == 124 || rc == 137 )); then
 		fail "rmbd $* with fault point $n failing: no answer in 120 s"
 	elif (( rc == 1 )); then
-		[[ $err == *"rmbd: failed to "* ]] ||
+		if [[ $err != *"rmbd: failed to "* ]]; then
 			problem "rmbd $* with fault point $n failing: exit 1 without 'rmbd: failed to ...': $err"
+		elif ! reason_given "$err" && (( !lost_reply )); then
+			problem "rmbd $* with fault point $n failing: no reason given: $err"
+		fi
 	elif (( rc != 0 )); then
 		problem "rmbd $* with fault point $n failing: exit $rc: $err"
 	fi
@@ -372,7 +381,7 @@ for f in "${funcs[@]}"; do
 		err=${err//$'\n'/ }
 		if (( rc == 124 || rc == 137 )); then
 			fail "$what: no answer in 120 s"
-		elif (( rc == 1 )) && [[ $err == *"rmbd: failed to "* ]]; then
+		elif (( rc == 1 )) && reason_given "$err"; then
 			log "  $what: $err"
 		elif (( rc != 0 )); then
 			problem "$what: exit $rc: $err"
