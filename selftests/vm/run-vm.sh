@@ -215,8 +215,7 @@ run_boot() {	# FIRST COUNT MEM OUT LABEL
 		printf ')\n'
 	} > "$out/job"
 	if [[ $debug == 1 ]]; then
-		printf 'export RMBD_TARGET_KO=%q RMBD_CLIENT_KO=%q\n' \
-			"$DEBUG_KERNEL_TARGET_KO" "$DEBUG_KERNEL_CLIENT_KO" >> "$out/job"
+		vm_debug_job >> "$out/job"
 	fi
 
 	local vm_timeout=${RMBD_VM_TIMEOUT:-}
@@ -285,8 +284,7 @@ run_boot() {	# FIRST COUNT MEM OUT LABEL
 	# ---- account ---------------------------------------------------
 
 	console_errors() {
-		grep -aE 'WARNING:|BUG:|Oops|general protection|KASAN|UBSAN|possible circular locking|inconsistent lock state|blocked for more than|kernel BUG|Call Trace|Kernel panic|initramfs:|guest-init:' \
-			"$out/console.log" 2>/dev/null | grep -avE '^(#|ok |not ok )' | tail -n 40 | diag
+		vm_console_reports "$out/console.log" | diag
 	}
 
 	local -A have

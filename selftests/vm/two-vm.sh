@@ -152,8 +152,7 @@ boot_vm() {	# NAME SCRIPT TIMEOUT IP MAC PORT PEER-PORT
 		printf 'export RMBD_TWOVM_EXPORT=%q RMBD_TWOVM_SIZE=%q\n' \
 			"$export_name" "$export_size"
 		if [[ $debug == 1 ]]; then
-			printf 'export RMBD_TARGET_KO=%q RMBD_CLIENT_KO=%q\n' \
-				"$DEBUG_KERNEL_TARGET_KO" "$DEBUG_KERNEL_CLIENT_KO"
+			vm_debug_job
 		fi
 	} > "$out/job"
 
@@ -283,11 +282,6 @@ flush() {
 	flush_steps
 }
 
-console_errors() {	# NAME
-	grep -aE 'WARNING:|BUG:|Oops|general protection|KASAN|UBSAN|possible circular locking|inconsistent lock state|blocked for more than|kernel BUG|Call Trace|Kernel panic|initramfs:' \
-		"$results/$1/console.log" 2> /dev/null | grep -avE '^(#|ok |not ok )' | tail -n 40
-}
-
 # ---- run ---------------------------------------------------------------
 
 echo "KTAP version 1"
@@ -393,7 +387,7 @@ for n in target1 client target2; do
 	if grep -qa '^# vm-error' "$results/$n/ktap" 2> /dev/null; then
 		why+="${why:+; }$n: errors outside its script"
 	fi
-	errs=$(console_errors "$n")
+	errs=$(vm_console_reports "$results/$n/console.log")
 	if [[ -n $errs ]]; then
 		echo "# kernel errors on $n's console:"
 		sed 's/^/# /' <<< "$errs"

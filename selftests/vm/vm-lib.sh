@@ -4,6 +4,16 @@
 # which kernel to boot and the initramfs that mounts the host's / over 9p
 # and starts the guest script named by rmbd.guest=.  Sourced, not run.
 
+# shellcheck source=reports.sh
+source "$(dirname "${BASH_SOURCE[0]}")/reports.sh"
+
+# The kernel reports in a guest's console log FILE, its KTAP lines aside,
+# and a panic or a failed early setup (initramfs, guest-init): the last 40.
+vm_console_reports() {	# FILE
+	grep -avE '^(#|ok |not ok )' "$1" 2> /dev/null |
+		kmsg_reports 'Kernel panic|initramfs:|guest-init:' | tail -n 40
+}
+
 # Print the kernel release to boot: RMBD_KVER, else the newest one in
 # /lib/modules that has /boot/vmlinuz-<release>.  Fails when there is none.
 vm_kernel_release() {	# WHO: prefix of the error message
@@ -101,4 +111,10 @@ vm_debug_qemu() {	# NAME REPO
 		esac
 	done
 	q=("${q[@]}")
+}
+
+# The job-file line that points the guest at the debug kernel's modules.
+vm_debug_job() {
+	printf 'export RMBD_TARGET_KO=%q RMBD_CLIENT_KO=%q\n' \
+		"$DEBUG_KERNEL_TARGET_KO" "$DEBUG_KERNEL_CLIENT_KO"
 }

@@ -16,30 +16,8 @@ log() { printf '%s\n' "$*"; }
 fail() { printf 'FAIL: %s\n' "$*" >&2; exit 1; }
 skip() { printf 'SKIP: %s\n' "$*"; exit 4; }
 
-# Kernel log lines that fail a test: any warning, bug, lockdep, KASAN or
-# UBSAN report, hung task, RCU stall or stack dump.
-RMBD_REPORT_RE='WARNING:|BUG:|Oops|general protection|KASAN|UBSAN|possible circular locking|inconsistent lock state|possible recursive locking|blocked for more than|kernel BUG|Call Trace|detected stall'
-
-# Print the reports in the kernel log read on stdin.  One kind of stack
-# dump is not a report: one with no report line of its own that starts
-# right after a fault injection's notice ("FAULT_INJECTION: forcing a
-# failure"), such as the dump kmem_cache_create() prints on purpose when
-# it fails.  That dump is the injected fault's expected consequence; any
-# report line in it, or any other dump, still counts.
-kmsg_reports() {
-	awk -v re="$RMBD_REPORT_RE" '
-	/FAULT_INJECTION: forcing a failure/ { notice = NR; next }
-	/ CPU: [0-9]+ PID: [0-9]+ Comm: / { injected = notice && NR - notice <= 5 }
-	$0 ~ re {
-		if (injected && /Call Trace/)
-			next
-		print
-		notice = 0
-		injected = 0
-	}
-	/<\/TASK>/ { injected = 0 }
-	'
-}
+# shellcheck source=../reports.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../reports.sh"
 
 # Wait up to SECONDS for process PID to end; past that, kill it and fail
 # the test with WHAT.  Collect the status with wait afterwards.

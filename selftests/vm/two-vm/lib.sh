@@ -80,5 +80,5 @@ tv_stuck_tasks() {
 # Kernel errors in the kernel log so far (guest.sh judges the whole test;
 # this names the step).
 tv_kernel_errors() {
-	dmesg | grep -aE 'WARNING:|BUG:|Oops|general protection|blocked for more than|kernel BUG|Call Trace|detected stall' || true
+	dmesg | kmsg_reports
 }
