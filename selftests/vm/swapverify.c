@@ -285,7 +285,13 @@ int main(int argc, char **argv)
 			mib, strerror(errno));
 		return 3;
 	}
-	if (nohuge && madvise(st.mem, mib << 20, MADV_NOHUGEPAGE)) {
+	/*
+	 * A kernel without transparent huge pages (no sysfs directory for
+	 * them) refuses the advice with EINVAL: its pages are all small.
+	 */
+	if (nohuge && madvise(st.mem, mib << 20, MADV_NOHUGEPAGE) &&
+	    !(errno == EINVAL &&
+	      access("/sys/kernel/mm/transparent_hugepage", F_OK))) {
 		perror("madvise MADV_NOHUGEPAGE");
 		return 3;
 	}
