@@ -17,6 +17,8 @@
 #                     of RMBD_VM_MEM, booted first.  Results are numbered in
 #                     the order the tests run; a test's own VM keeps its
 #                     console.log and dmesg.log in RMBD_RESULTS/<test>/.
+#   # vm-mem-debug=SIZE  vm-mem on the debug kernel, whose KASAN shadow and
+#                     bookkeeping take a good part of a small VM
 #
 # Environment:
 #   RMBD_KVER         kernel release to boot (default: newest in /lib/modules
@@ -102,9 +104,16 @@ test_timeout() {
 }
 
 # A test with a "# vm-mem=SIZE" line runs in a VM of its own with SIZE of
-# memory (a number with an optional K, M or G suffix, as qemu -m takes).
+# memory (a number with an optional K, M or G suffix, as qemu -m takes);
+# on the debug kernel a "# vm-mem-debug=SIZE" line, when there is one,
+# overrides it.
 test_mem() {
-	sed -n 's/^# vm-mem=\([0-9]\+[KMG]\?\)$/\1/p' "$1" | head -n 1
+	local m=''
+	[[ $debug == 1 ]] &&
+		m=$(sed -n 's/^# vm-mem-debug=\([0-9]\+[KMG]\?\)$/\1/p' "$1" | head -n 1)
+	[[ -n $m ]] ||
+		m=$(sed -n 's/^# vm-mem=\([0-9]\+[KMG]\?\)$/\1/p' "$1" | head -n 1)
+	echo "$m"
 }
 
 kver=$(vm_kernel_release run-vm) || exit 1

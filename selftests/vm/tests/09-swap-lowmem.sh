@@ -17,6 +17,7 @@
 # here) rxe runs out of it and the device fails.
 # timeout=300
 # vm-mem=384M
+# vm-mem-debug=512M
 
 set -eu
 source "$(dirname "$0")/lib.sh"
