@@ -433,6 +433,22 @@ run_fio() {
 swapverify=$repo/selftests/vm/swapverify
 swap_cg=/sys/fs/cgroup/rmbd-bench-swap
 vmstat() { awk -v k="$1" '$1 == k {print $2}' /proc/vmstat; }
+
+# The block device that counts DEV's I/O: for an NVMe multipath node
+# (nvme0n1, which counts nothing) its path device (nvme0c0n1).
+stat_dev() {	# DEV
+	local b p
+	b=$(basename "$1")
+	for p in /sys/block/"${b%n*}"c*n"${b##*n}"; do
+		[[ $b == nvme* && -f $p/stat ]] && { echo "$p/stat"; return; }
+	done
+	echo "/sys/block/$b/stat"
+}
+
+# Busy jiffies of each CPU (all but idle and iowait), one line each.
+cpu_busy() {
+	awk '$1 ~ /^cpu[0-9]+$/ { b = 0; for (f = 2; f <= NF; f++) if (f != 5 && f != 6) b += $f; print b }' /proc/stat
+}
 swaps_active() { tail -n +2 /proc/swaps | awk '{print $1}'; }
 
 # swap_fail OUT SYSTEM WHY: record a failed run.
@@ -473,6 +489,10 @@ swap_run() {
 	[[ -f $swap_cg/memory.swap.max ]] && echo max > "$swap_cg/memory.swap.max"
 	sync
 	echo 3 > /proc/sys/vm/drop_caches
+	local st='' st0='' st1='' c0 c1
+	[[ -n $d ]] && st=$(stat_dev "$d")
+	[[ -n $st ]] && st0=$(cat "$st")
+	c0=$(cpu_busy)
 	o0=$(vmstat pswpout)
 	i0=$(vmstat pswpin)
 	t0=$(date +%s.%N)
@@ -480,6 +500,8 @@ swap_run() {
 	timeout -k 10 "$swap_tmo" sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' \
 		sh "$swap_cg" "$swapverify" $swap_args > "$out.log" 2>&1 || rc=$?
 	t1=$(date +%s.%N)
+	c1=$(cpu_busy)
+	[[ -n $st ]] && st1=$(cat "$st")
 	o=$(( $(vmstat pswpout) - o0 ))
 	i=$(( $(vmstat pswpin) - i0 ))
 	oom=$(awk '$1 == "oom_kill" {print $2}' "$swap_cg/memory.events")
@@ -501,13 +523,29 @@ swap_run() {
 	fi
 	grep -q ' 0 mismatched bytes in 0 pages' "$out.log" ||
 		{ swap_fail "$out" "$s" "swapverify printed no clean summary"; return 1; }
+	# Where the time went: the program's two phases, the device's
+	# requests (their count, size and time, from its stat file) and how
+	# busy each CPU was.
+	local sum phases io cpu
+	sum=$(grep ' mismatched bytes in ' "$out.log" | tail -n 1)
+	phases=$(sed -n 's/.*(write \([0-9.]*\) s, verify \([0-9.]*\) s).*/{"write_s": \1, "verify_s": \2}/p' <<< "$sum")
+	io=null
+	if [[ -n $st0 && -n $st1 ]]; then
+		io=$(printf '%s\n%s\n' "$st0" "$st1" | awk '
+			NR == 1 { for (f = 1; f <= 8; f++) a[f] = $f; next }
+			{ printf "{\"reads\": %d, \"read_kib\": %d, \"read_ms\": %d, ", $1 - a[1], ($3 - a[3]) / 2, $4 - a[4]
+			  printf "\"writes\": %d, \"write_kib\": %d, \"write_ms\": %d}", $5 - a[5], ($7 - a[7]) / 2, $8 - a[8] }')
+	fi
+	cpu=$(paste <(echo "$c0") <(echo "$c1") | awk -v t="$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')" \
+		-v hz="$(getconf CLK_TCK)" '{ printf "%s%.0f", NR > 1 ? "," : "[", 100 * ($2 - $1) / hz / t } END { print "]" }')
 	jq -n --argjson t "$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}')" \
 		--argjson o "$o" --argjson i "$i" --argjson oom "${oom:-0}" \
 		--argjson so "$so" --arg limit "$limit" --arg dev "$d" \
-		--arg sum "$(grep ' mismatched bytes in ' "$out.log" | tail -n 1)" \
-		'{time_s: $t, pswpout: $o, pswpin: $i, oom_kill: $oom,
-		  swapoff_s: $so, memory_max: $limit, device: $dev,
-		  summary: $sum}' > "$out.json"
+		--argjson phases "${phases:-{\}}" --argjson io "$io" \
+		--argjson cpu "$cpu" --arg sum "$sum" \
+		'{time_s: $t} + $phases + {pswpout: $o, pswpin: $i, oom_kill: $oom,
+		  swapoff_s: $so, memory_max: $limit, device: $dev, io: $io,
+		  cpu_busy_pct: $cpu, summary: $sum}' > "$out.json"
 	say "$j run $r $s: $(jq -r '"\(.time_s) s, out \(.pswpout / 256 | floor) MiB, in \(.pswpin / 256 | floor) MiB"' "$out.json")"
 }
 

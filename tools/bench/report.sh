@@ -13,7 +13,8 @@
 # mean latency and p99 latency (fio's lat_ns, submission to completion, in
 # microseconds; for a mixed job the mean is over all I/Os and the p99 is
 # the larger of the read and the write p99).  For a swap job (OUT/vm/bench/
-# swap/): the median completion time and pages swapped out and in.  Then
+# swap/): the median completion time, its write and verify phases, pages
+# swapped out and in, and the mean size of the swap device's requests.  Then
 # rmbd's ratio to each peer and the project's targets.
 #
 # Exit status 1 when rmbd was run and has no result for some job (or
@@ -75,7 +76,7 @@ job_systems() {
 for j in "${jobs[@]}"; do
 	dir=fio get=$metrics
 	if [[ $(bench_job_field "$j" 2) == swap ]]; then
-		dir=swap get='{time_s, pswpout, pswpin, oom_kill, swapoff_s}'
+		dir=swap get='{time_s, write_s, verify_s, pswpout, pswpin, oom_kill, swapoff_s, io, cpu_busy_pct}'
 	fi
 	for s in $(job_systems "$j"); do
 		for (( r = 1; r <= runs; r++ )); do
@@ -141,6 +142,12 @@ def ratio($a; $b): if $a == null or $b == null or $b == 0 then null else $a / $b
 				errors: [$rr[] | select(.error != null) | .error]}
 			    + if $job.kind == "swap" then
 				{time_s: ([$ok[].time_s] | median),
+				 write_s: ([$ok[].write_s] | median),
+				 verify_s: ([$ok[].verify_s] | median),
+				 write_kib_per_io: ([$ok[].io | select(. != null and .writes > 0)
+						    | .write_kib / .writes] | median),
+				 read_kib_per_io: ([$ok[].io | select(. != null and .reads > 0)
+						   | .read_kib / .reads] | median),
 				 pswpout: ([$ok[].pswpout] | median),
 				 pswpin: ([$ok[].pswpin] | median),
 				 samples: [$ok[] | del(.system, .job)]}
@@ -240,17 +247,21 @@ def x: if . == null then "-" else (fmt(2) + "x") end;
    | "",
      "\($j.name): median of \($b.config.runs) runs of swapverify \($j.swapverify_args) (a \($j.working_set_mib) MiB working set written, read back and checked)",
      "in a cgroup with memory.max \($j.memory_max_mib)M, each device in turn the only swap; no-limit: no memory.max, no swap used",
-     "time: completion time in s; out/in: MiB swapped out and in (pswpout/pswpin); rmbd/x time: lower is better",
+     "time: completion time in s, write and verify: the program phases; out/in: MiB swapped out and in",
+     "(pswpout/pswpin); KiB/wr, KiB/rd: mean size of a write and of a read request on the device; rmbd/x time: lower is better",
      "",
-     ("job" | rpad(19)) + ("system" | rpad(11)) + ("time s" | lpad(8)) + ("out MiB" | lpad(9))
-	+ ("in MiB" | lpad(10)) + ("rmbd/x time" | lpad(13)),
+     ("job" | rpad(19)) + ("system" | rpad(11)) + ("time s" | lpad(8)) + ("write" | lpad(7))
+	+ ("verify" | lpad(8)) + ("out MiB" | lpad(9)) + ("in MiB" | lpad(8))
+	+ ("KiB/wr" | lpad(8)) + ("KiB/rd" | lpad(8)) + ("rmbd/x time" | lpad(13)),
      (($j.results | keys_unsorted)[] as $s
       | $j.results[$s] as $r
       | (if $s == ($j.results | keys_unsorted | first) then $j.name else "" end | rpad(19))
 	+ ($s | rpad(11))
 	+ (if $r.status == "ok" then
-	     ($r.time_s | fmt(2) | lpad(8)) + ($r.pswpout / 256 | fmt(0) | lpad(9))
-	     + ($r.pswpin / 256 | fmt(0) | lpad(10))
+	     ($r.time_s | fmt(2) | lpad(8)) + ($r.write_s | fmt(1) | lpad(7))
+	     + ($r.verify_s | fmt(1) | lpad(8)) + ($r.pswpout / 256 | fmt(0) | lpad(9))
+	     + ($r.pswpin / 256 | fmt(0) | lpad(8))
+	     + ($r.write_kib_per_io | fmt(0) | lpad(8)) + ($r.read_kib_per_io | fmt(0) | lpad(8))
 	     + (if $s == "rmbd" then "" else ($j.ratios[$s].time | x | lpad(13)) end)
 	     + (if $r.failed_runs > 0 then "  (\($r.failed_runs) run(s) failed)" else "" end)
 	   elif $r.status == "failed" then "FAILED" | lpad(8)
