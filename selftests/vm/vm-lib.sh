@@ -10,7 +10,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/reports.sh"
 # The kernel reports in a guest's console log FILE, its KTAP lines aside,
 # and a panic or a failed early setup (initramfs, guest-init): the last 40.
 vm_console_reports() {	# FILE
-	grep -avE '^(#|ok |not ok )' "$1" 2> /dev/null |
+	tr -d '\r' 2> /dev/null < "$1" | grep -avE '^(#|ok |not ok )' |
 		kmsg_reports 'Kernel panic|initramfs:|guest-init:' | tail -n 40
 }
 
@@ -93,10 +93,10 @@ vm_debug_kernel() {	# CACHE REPO
 # no initramfs: the kernel mounts the root share itself (its mount_tag
 # must then be /dev/root) and starts guest-init, which binds the debug
 # kernel's modules over /lib/modules.  Its ACPI interpreter is slow under
-# KASAN and TCG: _PRT would hit its 30 s loop limit for each virtio
-# device, so PCI interrupts are routed without ACPI (pci=noacpi: the
-# BIOS's table; the devices use MSI-X anyway).  Not acpi=noirq: the guest
-# would see one CPU.
+# KASAN and TCG: _PRT hits its 30 s loop limit for each virtio device
+# (they use MSI-X all the same).  Not acpi=noirq: the guest would see
+# one CPU.  Not pci=noacpi: MSI setup then warns and the devices fall
+# back to INTx.
 vm_debug_qemu() {	# NAME REPO
 	local -n q=$1
 	local i
@@ -104,7 +104,7 @@ vm_debug_qemu() {	# NAME REPO
 		case "${q[i]-}" in
 		-kernel) q[i+1]=$DEBUG_KERNEL_IMAGE ;;
 		-initrd) unset 'q[i]' 'q[i+1]' ;;
-		-append) q[i+1]+=" pci=noacpi root=/dev/root rootfstype=9p ro"
+		-append) q[i+1]+=" root=/dev/root rootfstype=9p ro"
 			 q[i+1]+=" rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose"
 			 q[i+1]+=" init=$2/selftests/debug-kernel/guest-init"
 			 q[i+1]+=" rmbd.modules=$DEBUG_KERNEL_MODULES" ;;

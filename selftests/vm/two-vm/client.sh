@@ -24,7 +24,9 @@ loss=${RMBD_TWOVM_LOSS:-10}
 # Seconds the client may take to notice that the target is gone: fio's
 # work requests fail once the transport's 6 retries of 268 ms are spent.
 detect=${RMBD_TWOVM_DETECT:-8}
-slack=5		# from the loss timeout to fio's end
+# From the loss timeout to fio's end: the I/O fails in the kernel on
+# time, fio then needs a moment (three on the debug kernel).
+slack=$(rounds 5 15)
 out=/run/rmbd-two-vm
 mkdir -p "$out"
 
