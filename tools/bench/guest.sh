@@ -537,7 +537,7 @@ swap_run() {
 			  printf "\"writes\": %d, \"write_kib\": %d, \"write_ms\": %d}", $5 - a[5], ($7 - a[7]) / 2, $8 - a[8] }')
 	fi
 	cpu=$(paste <(echo "$c0") <(echo "$c1") | awk -v t="$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')" \
-		-v hz="$(getconf CLK_TCK)" '{ printf "%s%.0f", NR > 1 ? "," : "[", 100 * ($2 - $1) / hz / t } END { print "]" }')
+		-v hz="$(getconf CLK_TCK)" '{ printf "%s%.0f", (NR > 1 ? "," : "["), 100 * ($2 - $1) / hz / t } END { print "]" }')
 	jq -n --argjson t "$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}')" \
 		--argjson o "$o" --argjson i "$i" --argjson oom "${oom:-0}" \
 		--argjson so "$so" --arg limit "$limit" --arg dev "$d" \
