@@ -439,9 +439,11 @@ vmstat() { awk -v k="$1" '$1 == k {print $2}' /proc/vmstat; }
 stat_dev() {	# DEV
 	local b p
 	b=$(basename "$1")
-	for p in /sys/block/"${b%n*}"c*n"${b##*n}"; do
-		[[ $b == nvme* && -f $p/stat ]] && { echo "$p/stat"; return; }
-	done
+	if [[ $b == nvme* ]]; then
+		for p in /sys/block/"${b%n*}"c*n"${b##*n}"; do
+			[[ -f $p/stat ]] && { echo "$p/stat"; return; }
+		done
+	fi
 	echo "/sys/block/$b/stat"
 }
 
@@ -526,7 +528,8 @@ swap_run() {
 	# Where the time went: the program's two phases, the device's
 	# requests (their count, size and time, from its stat file) and how
 	# busy each CPU was.
-	local sum phases io cpu
+	local dt sum phases io cpu
+	dt=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}')
 	sum=$(grep ' mismatched bytes in ' "$out.log" | tail -n 1)
 	phases=$(sed -n 's/.*(write \([0-9.]*\) s, verify \([0-9.]*\) s).*/{"write_s": \1, "verify_s": \2}/p' <<< "$sum")
 	io=null
@@ -536,9 +539,9 @@ swap_run() {
 			{ printf "{\"reads\": %d, \"read_kib\": %d, \"read_ms\": %d, ", $1 - a[1], ($3 - a[3]) / 2, $4 - a[4]
 			  printf "\"writes\": %d, \"write_kib\": %d, \"write_ms\": %d}", $5 - a[5], ($7 - a[7]) / 2, $8 - a[8] }')
 	fi
-	cpu=$(paste <(echo "$c0") <(echo "$c1") | awk -v t="$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')" \
+	cpu=$(paste <(echo "$c0") <(echo "$c1") | awk -v t="$dt" \
 		-v hz="$(getconf CLK_TCK)" '{ printf "%s%.0f", (NR > 1 ? "," : "["), 100 * ($2 - $1) / hz / t } END { print "]" }')
-	jq -n --argjson t "$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}')" \
+	jq -n --argjson t "$dt" \
 		--argjson o "$o" --argjson i "$i" --argjson oom "${oom:-0}" \
 		--argjson so "$so" --arg limit "$limit" --arg dev "$d" \
 		--argjson phases "${phases:-{\}}" --argjson io "$io" \
