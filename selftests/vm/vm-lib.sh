@@ -92,11 +92,12 @@ vm_debug_kernel() {	# CACHE REPO
 # Make the qemu command line in array NAME boot the debug kernel.  It has
 # no initramfs: the kernel mounts the root share itself (its mount_tag
 # must then be /dev/root) and starts guest-init, which binds the debug
-# kernel's modules over /lib/modules.  Its ACPI interpreter is slow under
-# KASAN and TCG: _PRT hits its 30 s loop limit for each virtio device
-# (they use MSI-X all the same).  Not acpi=noirq: the guest would see
-# one CPU.  Not pci=noacpi: MSI setup then warns and the devices fall
-# back to INTx.
+# kernel's modules over /lib/modules.  The machine is a q35: its ACPI
+# interpreter is slow under KASAN and TCG, and the default i440fx's _PRT
+# is an AML loop over 128 entries that hits the interpreter's 30 s loop
+# limit for each PCI device (about 90 s a boot), where q35's is a table.
+# Not acpi=noirq: the guest would see one CPU.  Not pci=noacpi: MSI
+# setup then warns and the devices fall back to INTx.
 vm_debug_qemu() {	# NAME REPO
 	local -n q=$1
 	local i
@@ -111,7 +112,7 @@ vm_debug_qemu() {	# NAME REPO
 		*,mount_tag=rootfs) q[i]=${q[i]%rootfs}/dev/root ;;
 		esac
 	done
-	q=("${q[@]}")
+	q=("${q[@]}" -machine q35)
 }
 
 # The job-file line that points the guest at the debug kernel's modules.
