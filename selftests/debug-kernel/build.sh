@@ -214,7 +214,11 @@ if (( ! kernel_only )); then
 	fi
 	grep -v '^$' "$dir/rmbd.log" >&2 || true
 	mkdir -p "$moddir/rmbd"
-	cp "$dir/rmbd/kmod/rmbd-target.ko" "$dir/rmbd/kmod/rmbd-client.ko" "$moddir/rmbd/"
+	# Whole files only: a VM that runs meanwhile may be loading them.
+	for m in rmbd-target rmbd-client; do
+		cp "$dir/rmbd/kmod/$m.ko" "$moddir/rmbd/.$m.ko.tmp"
+		mv -f "$moddir/rmbd/.$m.ko.tmp" "$moddir/rmbd/$m.ko"
+	done
 fi
 
 # Paths as the guest sees them once guest-init has bound
