@@ -63,7 +63,8 @@ set_knob() { echo "$2" > "$dbg/$1"; }
 kworkers_fail() {	# 0|1: make-it-fail of every kworker
 	local p c
 	for p in /proc/[0-9]*; do
-		read -r c < "$p/comm" 2> /dev/null || continue
+		# The braces also silence the redirection of a task gone meanwhile.
+		{ read -r c < "$p/comm"; } 2> /dev/null || continue
 		if [[ $c == kworker/* ]]; then
 			echo "$1" > "$p/make-it-fail" 2> /dev/null || true
 		fi
