@@ -3,12 +3,13 @@
 #
 # Swap on remote memory under a cgroup memory limit.  A 512M export is the
 # only swap device.  swapverify writes a 96 MiB working set from a cgroup
-# v2 group whose memory.max is 24M and verifies it, twice; then two run at
-# once, each in its own group (one without huge pages).  Every run must
-# find every byte intact, no group may see an OOM kill, pswpout and pswpin
-# must grow by at least the working sets beyond the limits, and the rmbd
-# swap must be in use meanwhile.  Last, a working set held in swap comes
-# back through swapoff and is verified; the device disconnects cleanly.
+# v2 group whose memory.max is 24M (48 and 12 on the debug kernel) and
+# verifies it, twice; then two run at once, each in its own group (one
+# without huge pages).  Every run must find every byte intact, no group
+# may see an OOM kill, pswpout and pswpin must grow by at least the
+# working sets beyond the limits, and the rmbd swap must be in use
+# meanwhile.  Last, a working set held in swap comes back through swapoff
+# and is verified; the device disconnects cleanly.
 # timeout=480
 
 set -eu
@@ -20,8 +21,10 @@ for t in mkswap swapon swapoff; do
 	command -v "$t" > /dev/null || skip "$t not installed"
 done
 
-ws=96		# MiB, each program's working set
-limit=24	# MiB, each group's memory.max
+# MiB, each program's working set and each group's memory.max: half on
+# the debug kernel, where the whole test would take about 30 minutes.
+ws=$(rounds 96 48)
+limit=$(rounds 24 12)
 cg_root=/sys/fs/cgroup
 groups=("$cg_root/rmbd-swap-a" "$cg_root/rmbd-swap-b")
 
