@@ -618,6 +618,12 @@ swap_job() {
 	[[ $(cat /sys/module/zswap/parameters/enabled 2> /dev/null) == Y ]] &&
 		echo N > /sys/module/zswap/parameters/enabled
 	say "$j: swapverify $swap_args, memory.max $(( swap_mib / 2 ))M, swap on: ${swap_live[*]}"
+	# A run on each first that does not count ($j.warm-up.*): the first
+	# runs after boot were the slowest, on every system.
+	r=warm-up
+	for s in "${swap_live[@]}"; do
+		[[ -n ${dead[$s]:-} ]] || swap_run "$res/swap/$s/$j.$r" "$s" || true
+	done
 	for (( r = 1; r <= runs; r++ )); do
 		for (( i = 0; i < ${#swap_live[@]}; i++ )); do
 			s=${swap_live[(i + r - 1) % ${#swap_live[@]}]}
