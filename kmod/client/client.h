@@ -26,6 +26,8 @@
 
 #define RMBD_C_MINORS		16
 #define RMBD_C_ADMIN_DEPTH	2
+/* Work requests one I/O may post: a discard across a slab boundary, two. */
+#define RMBD_C_REQ_WRS		2
 
 enum {
 	RMBD_C_Q_ALLOCATED,	/* QP and CQ exist */

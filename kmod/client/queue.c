@@ -162,10 +162,12 @@ static noinline int rmbd_c_create_qp(struct rmbd_c_dev *dev, struct rmbd_c_queue
 {
 	struct ib_qp_init_attr attr = { };
 	unsigned int recv_wr = q->idx ? 0 : RMBD_C_ADMIN_DEPTH;
+	/* +1 each for the drain */
+	unsigned int send_wr = q->depth * (q->idx ? RMBD_C_REQ_WRS : 1) + 1;
 	int ret;
 
-	/* +1 each for drain */
-	q->cq_size = q->depth + 1 + recv_wr + 1;
+	/* A flushed work request completes, signaled or not. */
+	q->cq_size = send_wr + recv_wr + 1;
 	if (q->poll) {
 		/* Reaped by blk-mq's ->poll: no interrupt, no pool. */
 		q->cq = ib_alloc_cq(dev->ibdev, q, q->cq_size, q->idx - 1,
@@ -186,7 +188,7 @@ static noinline int rmbd_c_create_qp(struct rmbd_c_dev *dev, struct rmbd_c_queue
 	}
 	attr.event_handler = rmbd_c_qp_event;
 	attr.qp_context = q;
-	attr.cap.max_send_wr = q->depth + 1;
+	attr.cap.max_send_wr = send_wr;
 	attr.cap.max_recv_wr = recv_wr + 1;
 	attr.cap.max_send_sge = q->idx ? dev->max_segs : 1;
 	attr.cap.max_recv_sge = 1;
@@ -232,9 +234,9 @@ static int rmbd_c_first_device(struct rmbd_c_dev *dev, struct ib_device *ibdev,
 	}
 	if (!dev->max_segs)
 		dev->max_segs = segs;
-	/* +2: drain, and the admin queue's receives share the CQ */
-	if (dev->queue_depth + 2 > attrs->max_qp_wr ||
-	    dev->queue_depth + 2 > attrs->max_cqe) {
+	/* An I/O queue's send queue and CQ (rmbd_c_create_qp()) */
+	if (dev->queue_depth * RMBD_C_REQ_WRS + 1 > attrs->max_qp_wr ||
+	    dev->queue_depth * RMBD_C_REQ_WRS + 2 > attrs->max_cqe) {
 		*why = "queue depth exceeds what the RDMA device supports";
 		return -EINVAL;
 	}
@@ -817,12 +819,41 @@ bool rmbd_c_session_port_active(struct rmbd_c_dev *dev)
 	return state == IB_PORT_ACTIVE;
 }
 
+static void rmbd_c_req_done(struct rmbd_c_dev *dev, struct rmbd_c_req *req);
+
+/*
+ * After the drain: requests that no work completion covered complete now,
+ * with an error.  Only a failed post leaves such a request behind (its
+ * unsignaled work requests finished, or never went out, and the signaled
+ * one after them did not go out); the drain ensures that none of its
+ * work requests still moves data.  Each leaves the list before it
+ * completes, so that a completion that comes all the same (a drain that
+ * failed) finds it gone and leaves it alone.
+ */
+static void rmbd_c_queue_sweep(struct rmbd_c_queue *q)
+{
+	struct rmbd_c_req *r;
+	unsigned long flags;
+
+	spin_lock_irqsave(&q->lock, flags);
+	while (!list_empty(&q->posted)) {
+		r = list_first_entry(&q->posted, struct rmbd_c_req, entry);
+		list_del_init(&r->entry);
+		spin_unlock_irqrestore(&q->lock, flags);
+		r->status = BLK_STS_IOERR;
+		rmbd_c_req_done(q->dev, r);
+		spin_lock_irqsave(&q->lock, flags);
+	}
+	spin_unlock_irqrestore(&q->lock, flags);
+}
+
 /**
  * rmbd_c_session_teardown() - release everything a session holds
  * @dev: the device
  *
- * Idempotent.  Every posted work request has completed when it returns;
- * the queues and the slab table stay for a reconnect.
+ * Idempotent.  Every posted work request, and every request posted, has
+ * completed when it returns; the queues and the slab table stay for a
+ * reconnect.
  */
 void rmbd_c_session_teardown(struct rmbd_c_dev *dev)
 {
@@ -839,6 +870,7 @@ void rmbd_c_session_teardown(struct rmbd_c_dev *dev)
 		/* On a poll queue the drain reaps the CQ itself. */
 		rmbd_c_queue_stop_polling(&dev->queues[i]);
 		ib_drain_qp(dev->queues[i].cm_id->qp);
+		rmbd_c_queue_sweep(&dev->queues[i]);
 	}
 	for (i = 0; i < dev->nr_queues; i++)
 		rmbd_c_queue_destroy_qp(&dev->queues[i]);
@@ -928,6 +960,11 @@ void rmbd_c_read_write_done(struct ib_cq *cq, struct ib_wc *wc)
 		}
 	}
 	spin_lock_irqsave(&q->lock, flags);
+	/* Swept (rmbd_c_queue_sweep()): it has completed. */
+	if (unlikely(list_empty(&req->entry))) {
+		spin_unlock_irqrestore(&q->lock, flags);
+		return;
+	}
 	list_cut_position(&done, &q->posted, &req->entry);
 	spin_unlock_irqrestore(&q->lock, flags);
 	list_for_each_entry_safe(r, tmp, &done, entry)
