@@ -183,6 +183,7 @@ extern struct workqueue_struct *rmbd_c_wq;
 int rmbd_c_session_start(struct rmbd_c_dev *dev, const char **why);
 void rmbd_c_session_halt(struct rmbd_c_dev *dev);
 bool rmbd_c_session_port_active(struct rmbd_c_dev *dev);
+void rmbd_c_session_flush(struct rmbd_c_dev *dev);
 void rmbd_c_session_teardown(struct rmbd_c_dev *dev);
 void rmbd_c_session_stop(struct rmbd_c_dev *dev);
 void rmbd_c_schedule_fail(struct rmbd_c_dev *dev);

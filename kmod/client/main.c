@@ -680,6 +680,10 @@ static void rmbd_c_dev_remove(struct rmbd_c_dev *dev)
 	cancel_delayed_work_sync(&dev->reconnect_work);
 	cancel_delayed_work_sync(&dev->loss_work);
 	rmbd_c_release_requests(dev);
+	/* A session that stopped leaves nothing in flight for del_gendisk. */
+	mutex_lock(&dev->recovery_lock);
+	rmbd_c_session_flush(dev);
+	mutex_unlock(&dev->recovery_lock);
 	/* Waits for in-flight I/O; a dead link fails it via the timeout. */
 	del_gendisk(dev->disk);
 	mutex_lock(&dev->recovery_lock);

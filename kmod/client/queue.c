@@ -847,6 +847,38 @@ static void rmbd_c_queue_sweep(struct rmbd_c_queue *q)
 	spin_unlock_irqrestore(&q->lock, flags);
 }
 
+/* Drain @q, whose QP is allocated, and complete what it leaves. */
+static void rmbd_c_queue_drain(struct rmbd_c_queue *q)
+{
+	/* On a poll queue the drain reaps the CQ itself. */
+	rmbd_c_queue_stop_polling(q);
+	ib_drain_qp(q->cm_id->qp);
+	rmbd_c_queue_sweep(q);
+}
+
+/**
+ * rmbd_c_session_flush() - complete what a stopped session still holds
+ * @dev: the device, with its recovery_lock held
+ *
+ * Drains the I/O queues that are no longer live, without a word to the
+ * peer, so that the requests no work completion covered complete.  Before
+ * the disk of a device that gave up goes away: that waits for them.
+ */
+void rmbd_c_session_flush(struct rmbd_c_dev *dev)
+{
+	unsigned int i;
+
+	if (!dev->queues)
+		return;
+	for (i = 1; i < dev->nr_queues; i++) {
+		struct rmbd_c_queue *q = &dev->queues[i];
+
+		if (test_bit(RMBD_C_Q_ALLOCATED, &q->flags) &&
+		    !test_bit(RMBD_C_Q_LIVE, &q->flags))
+			rmbd_c_queue_drain(q);
+	}
+}
+
 /**
  * rmbd_c_session_teardown() - release everything a session holds
  * @dev: the device
@@ -865,12 +897,8 @@ void rmbd_c_session_teardown(struct rmbd_c_dev *dev)
 	/* Its admin exchange ends now that the queue pairs are in error. */
 	cancel_delayed_work_sync(&dev->ka_work);
 	for (i = 0; i < dev->nr_queues; i++) {
-		if (!test_bit(RMBD_C_Q_ALLOCATED, &dev->queues[i].flags))
-			continue;
-		/* On a poll queue the drain reaps the CQ itself. */
-		rmbd_c_queue_stop_polling(&dev->queues[i]);
-		ib_drain_qp(dev->queues[i].cm_id->qp);
-		rmbd_c_queue_sweep(&dev->queues[i]);
+		if (test_bit(RMBD_C_Q_ALLOCATED, &dev->queues[i].flags))
+			rmbd_c_queue_drain(&dev->queues[i]);
 	}
 	for (i = 0; i < dev->nr_queues; i++)
 		rmbd_c_queue_destroy_qp(&dev->queues[i]);
