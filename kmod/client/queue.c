@@ -163,7 +163,7 @@ static noinline int rmbd_c_create_qp(struct rmbd_c_dev *dev, struct rmbd_c_queue
 	struct ib_qp_init_attr attr = { };
 	unsigned int recv_wr = q->idx ? 0 : RMBD_C_ADMIN_DEPTH;
 	/* +1 each for the drain */
-	unsigned int send_wr = q->depth * (q->idx ? RMBD_C_REQ_WRS : 1) + 1;
+	unsigned int send_wr = q->depth * (q->idx ? dev->req_wrs : 1) + 1;
 	int ret;
 
 	/* A flushed work request completes, signaled or not. */
@@ -190,7 +190,7 @@ static noinline int rmbd_c_create_qp(struct rmbd_c_dev *dev, struct rmbd_c_queue
 	attr.qp_context = q;
 	attr.cap.max_send_wr = send_wr;
 	attr.cap.max_recv_wr = recv_wr + 1;
-	attr.cap.max_send_sge = q->idx ? dev->max_segs : 1;
+	attr.cap.max_send_sge = q->idx ? dev->wr_sges : 1;
 	attr.cap.max_recv_sge = 1;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	attr.qp_type = IB_QPT_RC;
@@ -216,7 +216,7 @@ static int rmbd_c_first_device(struct rmbd_c_dev *dev, struct ib_device *ibdev,
 			       const char **why)
 {
 	struct ib_device_attr *attrs = &ibdev->attrs;
-	unsigned int segs;
+	unsigned int sges;
 
 	dev->pd = ib_alloc_pd(ibdev, 0);
 	if (IS_ERR(dev->pd)) {
@@ -226,17 +226,27 @@ static int rmbd_c_first_device(struct rmbd_c_dev *dev, struct ib_device *ibdev,
 		return ret;
 	}
 	dev->ibdev = ibdev;
-	segs = min3(attrs->max_send_sge, attrs->max_sge_rd, 128);
+	/* SGEs per work request: an RDMA READ has its own limit. */
+	sges = min3(attrs->max_send_sge, attrs->max_sge_rd, RMBD_C_MAX_SEGS);
+	if (sges < 1) {
+		*why = "the RDMA device supports no SGE";
+		return -EINVAL;
+	}
 	/* The disk's limits and request layout were sized at first connect. */
-	if (dev->max_segs && segs < dev->max_segs) {
+	if (dev->wr_sges && sges < dev->wr_sges) {
 		*why = "the RDMA device now supports fewer SGEs than the device was created with";
 		return -EXDEV;
 	}
-	if (!dev->max_segs)
-		dev->max_segs = segs;
+	if (!dev->wr_sges) {
+		dev->wr_sges = sges;
+		dev->max_segs = min(RMBD_C_MAX_SEGS,
+				    RMBD_C_MAX_REQ_WRS * sges);
+		/* At least two: a discard across a slab boundary. */
+		dev->req_wrs = max(2U, DIV_ROUND_UP(dev->max_segs, sges));
+	}
 	/* An I/O queue's send queue and CQ (rmbd_c_create_qp()) */
-	if (dev->queue_depth * RMBD_C_REQ_WRS + 1 > attrs->max_qp_wr ||
-	    dev->queue_depth * RMBD_C_REQ_WRS + 2 > attrs->max_cqe) {
+	if (dev->queue_depth * dev->req_wrs + 1 > attrs->max_qp_wr ||
+	    dev->queue_depth * dev->req_wrs + 2 > attrs->max_cqe) {
 		*why = "queue depth exceeds what the RDMA device supports";
 		return -EINVAL;
 	}
@@ -1000,21 +1010,35 @@ void rmbd_c_read_write_done(struct ib_cq *cq, struct ib_wc *wc)
 }
 
 /*
- * The first half of a discard that crosses a slab boundary.  It is never
+ * A work request of a request before its last one.  It is never
  * signaled: only a failure (the queue pair then flushes the rest) ends up
- * here, and the request completes, with an error, from its second half.
+ * here, and the request completes, with an error, from its last one.
  */
-void rmbd_c_lead_done(struct ib_cq *cq, struct ib_wc *wc)
+void rmbd_c_part_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rmbd_c_req *req = container_of(wc->wr_cqe, struct rmbd_c_req,
-					      lead_cqe);
+					      part_cqe);
 
 	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR) {
-		pr_err_ratelimited("rmbd%d: RDMA WRITE of zeroes failed: %s (%d)\n",
+		pr_err_ratelimited("rmbd%d: RDMA %s failed: %s (%d)\n",
 				   req->queue->dev->index,
+				   req->wr.wr.opcode == IB_WR_RDMA_WRITE ?
+				   "WRITE" : "READ",
 				   ib_wc_status_msg(wc->status), wc->status);
 		rmbd_c_schedule_fail(req->queue->dev);
 	}
+}
+
+/* Whether @wr is one of @req's work requests. */
+static bool rmbd_c_req_has_wr(const struct rmbd_c_req *req,
+			      const struct ib_send_wr *wr)
+{
+	const struct ib_send_wr *w;
+
+	for (w = req->head; w != &req->wr.wr; w = w->next)
+		if (w == wr)
+			return true;
+	return w == wr;
 }
 
 /**
@@ -1037,6 +1061,7 @@ void rmbd_c_post_batch(struct rmbd_c_queue *q)
 	struct rmbd_c_req *r, *last, *tmp;
 	unsigned long flags;
 	LIST_HEAD(failed);
+	bool hit = false;
 	int ret;
 
 	local_bh_disable();
@@ -1055,14 +1080,23 @@ void rmbd_c_post_batch(struct rmbd_c_queue *q)
 	ret = ib_post_send(q->cm_id->qp, r->head, &bad_wr);
 	if (unlikely(ret)) {
 		/*
-		 * Everything from bad_wr on was not posted.  A request whose
-		 * lead went out but not its last WR fails here; the lead only
-		 * reads the zero region.
+		 * Nothing from bad_wr on was posted: its request and those
+		 * after it fail here.  Unless some of its work requests went
+		 * out: it then stays, failed, like the requests before it,
+		 * for the sweep after the drain (until then its pages may
+		 * still be in use).
 		 */
 		list_for_each_entry_safe_from(r, tmp, &q->posted, entry) {
-			if (r->head == bad_wr || &r->wr.wr == bad_wr ||
-			    !list_empty(&failed))
-				list_move_tail(&r->entry, &failed);
+			if (!hit) {
+				if (!rmbd_c_req_has_wr(r, bad_wr))
+					continue;
+				hit = true;
+				if (r->head != bad_wr) {
+					r->status = BLK_STS_IOERR;
+					continue;
+				}
+			}
+			list_move_tail(&r->entry, &failed);
 		}
 	}
 	spin_unlock_irqrestore(&q->lock, flags);
