@@ -26,6 +26,13 @@
 
 #define RMBD_C_MINORS		16
 #define RMBD_C_ADMIN_DEPTH	2
+/*
+ * The segments of a request: 512 KiB of scattered pages.  A work request
+ * carries what the RDMA device allows (often about 30), so a request may
+ * post several, up to RMBD_C_MAX_REQ_WRS.
+ */
+#define RMBD_C_MAX_SEGS		128
+#define RMBD_C_MAX_REQ_WRS	8
 
 enum {
 	RMBD_C_Q_ALLOCATED,	/* QP and CQ exist */
@@ -79,22 +86,24 @@ struct rmbd_c_slab {
 
 /*
  * Per-request state, in the blk-mq PDU: nothing is allocated per I/O.
- * @wr is the request's last work request and carries @cqe.  A discard
- * that crosses a slab boundary (discards may merge across chunk_sectors)
- * needs a second one, @lead, posted just before @wr; @head is the first.
+ * @wr is the request's last work request and carries @cqe.  Before it go
+ * @parts, unsignaled, when the request has more segments than one work
+ * request takes, or when it is a discard that crosses a slab boundary
+ * (discards may merge across chunk_sectors); @head is the first.  The
+ * PDU ends with dev->max_segs scatterlist entries, as many SGEs (@sge)
+ * and dev->req_wrs - 1 parts.
  */
 struct rmbd_c_req {
 	struct ib_cqe		cqe;
+	struct ib_cqe		part_cqe;
 	struct rmbd_c_queue	*queue;
 	struct list_head	entry;		/* queue->batch or ->posted */
 	struct ib_send_wr	*head;
 	struct ib_rdma_wr	wr;
-	struct ib_rdma_wr	lead;
-	struct ib_sge		lead_sge;
-	struct ib_cqe		lead_cqe;
 	blk_status_t		status;
 	int			nents;
 	struct ib_sge		*sge;
+	struct ib_rdma_wr	*parts;
 	struct scatterlist	sgl[];
 };
 
@@ -120,7 +129,9 @@ struct rmbd_c_dev {
 
 	struct ib_device	*ibdev;
 	struct ib_pd		*pd;
-	unsigned int		max_segs;
+	unsigned int		max_segs;	/* of a request */
+	unsigned int		wr_sges;	/* SGEs of a work request */
+	unsigned int		req_wrs;	/* work requests of a request */
 
 	/*
 	 * Discard and write zeroes are RDMA WRITEs from @zero_mr: @zero_len
@@ -181,6 +192,7 @@ extern struct workqueue_struct *rmbd_c_wq;
 int rmbd_c_session_start(struct rmbd_c_dev *dev, const char **why);
 void rmbd_c_session_halt(struct rmbd_c_dev *dev);
 bool rmbd_c_session_port_active(struct rmbd_c_dev *dev);
+void rmbd_c_session_flush(struct rmbd_c_dev *dev);
 void rmbd_c_session_teardown(struct rmbd_c_dev *dev);
 void rmbd_c_session_stop(struct rmbd_c_dev *dev);
 void rmbd_c_schedule_fail(struct rmbd_c_dev *dev);
@@ -188,7 +200,7 @@ void rmbd_c_queues_fail(struct rmbd_c_dev *dev);
 void rmbd_c_keepalive_work(struct work_struct *work);
 void rmbd_c_keepalive_start(struct rmbd_c_dev *dev);
 void rmbd_c_read_write_done(struct ib_cq *cq, struct ib_wc *wc);
-void rmbd_c_lead_done(struct ib_cq *cq, struct ib_wc *wc);
+void rmbd_c_part_done(struct ib_cq *cq, struct ib_wc *wc);
 void rmbd_c_post_batch(struct rmbd_c_queue *q);
 int rmbd_c_poll_cq(struct rmbd_c_queue *q);
 

@@ -60,10 +60,39 @@ static void rmbd_c_init_wr(struct ib_rdma_wr *wr, enum ib_wr_opcode opcode,
 }
 
 /*
+ * The work requests of a read or write: @count SGEs from req->sge, at
+ * most dev->wr_sges per work request, to consecutive remote addresses
+ * from @off in @slab.  The last one is req->wr.
+ */
+static void rmbd_c_setup_rw(struct rmbd_c_dev *dev, struct rmbd_c_req *req,
+			    enum ib_wr_opcode opcode, int count,
+			    const struct rmbd_c_slab *slab, u64 off)
+{
+	struct ib_rdma_wr *wr, *prev = NULL;
+	struct ib_sge *sge = req->sge;
+	int i, n, part = 0;
+
+	while (count) {
+		n = min_t(int, count, dev->wr_sges);
+		wr = n == count ? &req->wr : &req->parts[part++];
+		rmbd_c_init_wr(wr, opcode, sge, n, slab, off);
+		if (prev)
+			prev->wr.next = &wr->wr;
+		else
+			req->head = &wr->wr;
+		for (i = 0; i < n; i++)
+			off += sge[i].length;
+		sge += n;
+		count -= n;
+		prev = wr;
+	}
+}
+
+/*
  * Discard and write zeroes: RDMA WRITEs from the zero region.  Write
  * zeroes respects chunk_sectors; a discard may have merged across one
- * slab boundary (it is at most zero_len <= slab_size long): then a lead
- * WRITE zeroes the part in the first slab.
+ * slab boundary (it is at most zero_len <= slab_size long): then a first
+ * WRITE, a part, zeroes what is in the first slab.
  */
 static blk_status_t rmbd_c_setup_zeroes(struct rmbd_c_dev *dev,
 					struct rmbd_c_req *req, u64 idx,
@@ -80,20 +109,21 @@ static blk_status_t rmbd_c_setup_zeroes(struct rmbd_c_dev *dev,
 		if (unlikely(idx + 1 >= dev->nr_slabs ||
 			     len - first > dev->slabs[idx + 1].len))
 			return BLK_STS_IOERR;
-		req->lead_sge.addr = dev->zero_mr->iova;
-		req->lead_sge.length = first;
-		req->lead_sge.lkey = dev->zero_mr->lkey;
-		rmbd_c_init_wr(&req->lead, IB_WR_RDMA_WRITE, &req->lead_sge, 1,
+		sge->addr = dev->zero_mr->iova;
+		sge->length = first;
+		sge->lkey = dev->zero_mr->lkey;
+		rmbd_c_init_wr(&req->parts[0], IB_WR_RDMA_WRITE, sge, 1,
 			       &dev->slabs[idx], off);
-		req->lead.wr.next = &req->wr.wr;
-		req->head = &req->lead.wr;
+		req->parts[0].wr.next = &req->wr.wr;
+		req->head = &req->parts[0].wr;
+		sge++;
 		idx++;
 		off = 0;
 		len -= first;
 	}
-	sge[0].addr = dev->zero_mr->iova;
-	sge[0].length = len;
-	sge[0].lkey = dev->zero_mr->lkey;
+	sge->addr = dev->zero_mr->iova;
+	sge->length = len;
+	sge->lkey = dev->zero_mr->lkey;
 	rmbd_c_init_wr(&req->wr, IB_WR_RDMA_WRITE, sge, 1, &dev->slabs[idx],
 		       off);
 	return BLK_STS_OK;
@@ -150,9 +180,7 @@ static blk_status_t rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
 	count = rmbd_c_map_data(dev, rq, req);
 	if (unlikely(!count))
 		return BLK_STS_RESOURCE;
-	rmbd_c_init_wr(&req->wr, opcode, req->sge, count, &dev->slabs[idx],
-		       off);
-	req->head = &req->wr.wr;
+	rmbd_c_setup_rw(dev, req, opcode, count, &dev->slabs[idx], off);
 
 queue:
 	blk_mq_start_request(rq);
@@ -256,11 +284,15 @@ static int rmbd_c_init_request(struct blk_mq_tag_set *set, struct request *rq,
 	struct rmbd_c_dev *dev = set->driver_data;
 	struct rmbd_c_req *req = blk_mq_rq_to_pdu(rq);
 
+	unsigned int i;
+
 	req->cqe.done = rmbd_c_read_write_done;
 	req->wr.wr.wr_cqe = &req->cqe;
-	req->lead_cqe.done = rmbd_c_lead_done;
-	req->lead.wr.wr_cqe = &req->lead_cqe;
+	req->part_cqe.done = rmbd_c_part_done;
 	req->sge = (struct ib_sge *)(req->sgl + dev->max_segs);
+	req->parts = (struct ib_rdma_wr *)(req->sge + dev->max_segs);
+	for (i = 0; i < dev->req_wrs - 1; i++)
+		req->parts[i].wr.wr_cqe = &req->part_cqe;
 	return 0;
 }
 
@@ -496,7 +528,8 @@ static noinline int rmbd_c_disk_add(struct rmbd_c_dev *dev)
 	set->numa_node = NUMA_NO_NODE;
 	set->cmd_size = sizeof(struct rmbd_c_req) +
 			dev->max_segs * (sizeof(struct scatterlist) +
-					 sizeof(struct ib_sge));
+					 sizeof(struct ib_sge)) +
+			(dev->req_wrs - 1) * sizeof(struct ib_rdma_wr);
 	set->flags = BLK_MQ_F_SHOULD_MERGE;
 	set->driver_data = dev;
 	set->timeout = RMBD_C_IO_TIMEOUT;
@@ -680,6 +713,10 @@ static void rmbd_c_dev_remove(struct rmbd_c_dev *dev)
 	cancel_delayed_work_sync(&dev->reconnect_work);
 	cancel_delayed_work_sync(&dev->loss_work);
 	rmbd_c_release_requests(dev);
+	/* A session that stopped leaves nothing in flight for del_gendisk. */
+	mutex_lock(&dev->recovery_lock);
+	rmbd_c_session_flush(dev);
+	mutex_unlock(&dev->recovery_lock);
 	/* Waits for in-flight I/O; a dead link fails it via the timeout. */
 	del_gendisk(dev->disk);
 	mutex_lock(&dev->recovery_lock);

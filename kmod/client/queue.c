@@ -162,10 +162,12 @@ static noinline int rmbd_c_create_qp(struct rmbd_c_dev *dev, struct rmbd_c_queue
 {
 	struct ib_qp_init_attr attr = { };
 	unsigned int recv_wr = q->idx ? 0 : RMBD_C_ADMIN_DEPTH;
+	/* +1 each for the drain */
+	unsigned int send_wr = q->depth * (q->idx ? dev->req_wrs : 1) + 1;
 	int ret;
 
-	/* +1 each for drain */
-	q->cq_size = q->depth + 1 + recv_wr + 1;
+	/* A flushed work request completes, signaled or not. */
+	q->cq_size = send_wr + recv_wr + 1;
 	if (q->poll) {
 		/* Reaped by blk-mq's ->poll: no interrupt, no pool. */
 		q->cq = ib_alloc_cq(dev->ibdev, q, q->cq_size, q->idx - 1,
@@ -186,9 +188,9 @@ static noinline int rmbd_c_create_qp(struct rmbd_c_dev *dev, struct rmbd_c_queue
 	}
 	attr.event_handler = rmbd_c_qp_event;
 	attr.qp_context = q;
-	attr.cap.max_send_wr = q->depth + 1;
+	attr.cap.max_send_wr = send_wr;
 	attr.cap.max_recv_wr = recv_wr + 1;
-	attr.cap.max_send_sge = q->idx ? dev->max_segs : 1;
+	attr.cap.max_send_sge = q->idx ? dev->wr_sges : 1;
 	attr.cap.max_recv_sge = 1;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	attr.qp_type = IB_QPT_RC;
@@ -214,7 +216,7 @@ static int rmbd_c_first_device(struct rmbd_c_dev *dev, struct ib_device *ibdev,
 			       const char **why)
 {
 	struct ib_device_attr *attrs = &ibdev->attrs;
-	unsigned int segs;
+	unsigned int sges;
 
 	dev->pd = ib_alloc_pd(ibdev, 0);
 	if (IS_ERR(dev->pd)) {
@@ -224,17 +226,27 @@ static int rmbd_c_first_device(struct rmbd_c_dev *dev, struct ib_device *ibdev,
 		return ret;
 	}
 	dev->ibdev = ibdev;
-	segs = min3(attrs->max_send_sge, attrs->max_sge_rd, 128);
+	/* SGEs per work request: an RDMA READ has its own limit. */
+	sges = min3(attrs->max_send_sge, attrs->max_sge_rd, RMBD_C_MAX_SEGS);
+	if (sges < 1) {
+		*why = "the RDMA device supports no SGE";
+		return -EINVAL;
+	}
 	/* The disk's limits and request layout were sized at first connect. */
-	if (dev->max_segs && segs < dev->max_segs) {
+	if (dev->wr_sges && sges < dev->wr_sges) {
 		*why = "the RDMA device now supports fewer SGEs than the device was created with";
 		return -EXDEV;
 	}
-	if (!dev->max_segs)
-		dev->max_segs = segs;
-	/* +2: drain, and the admin queue's receives share the CQ */
-	if (dev->queue_depth + 2 > attrs->max_qp_wr ||
-	    dev->queue_depth + 2 > attrs->max_cqe) {
+	if (!dev->wr_sges) {
+		dev->wr_sges = sges;
+		dev->max_segs = min(RMBD_C_MAX_SEGS,
+				    RMBD_C_MAX_REQ_WRS * sges);
+		/* At least two: a discard across a slab boundary. */
+		dev->req_wrs = max(2U, DIV_ROUND_UP(dev->max_segs, sges));
+	}
+	/* An I/O queue's send queue and CQ (rmbd_c_create_qp()) */
+	if (dev->queue_depth * dev->req_wrs + 1 > attrs->max_qp_wr ||
+	    dev->queue_depth * dev->req_wrs + 2 > attrs->max_cqe) {
 		*why = "queue depth exceeds what the RDMA device supports";
 		return -EINVAL;
 	}
@@ -817,12 +829,73 @@ bool rmbd_c_session_port_active(struct rmbd_c_dev *dev)
 	return state == IB_PORT_ACTIVE;
 }
 
+static void rmbd_c_req_done(struct rmbd_c_dev *dev, struct rmbd_c_req *req);
+
+/*
+ * After the drain: requests that no work completion covered complete now,
+ * with an error.  Only a failed post leaves such a request behind (its
+ * unsignaled work requests finished, or never went out, and the signaled
+ * one after them did not go out); the drain ensures that none of its
+ * work requests still moves data.  Each leaves the list before it
+ * completes, so that a completion that comes all the same (a drain that
+ * failed) finds it gone and leaves it alone.
+ */
+static void rmbd_c_queue_sweep(struct rmbd_c_queue *q)
+{
+	struct rmbd_c_req *r;
+	unsigned long flags;
+
+	spin_lock_irqsave(&q->lock, flags);
+	while (!list_empty(&q->posted)) {
+		r = list_first_entry(&q->posted, struct rmbd_c_req, entry);
+		list_del_init(&r->entry);
+		spin_unlock_irqrestore(&q->lock, flags);
+		r->status = BLK_STS_IOERR;
+		rmbd_c_req_done(q->dev, r);
+		spin_lock_irqsave(&q->lock, flags);
+	}
+	spin_unlock_irqrestore(&q->lock, flags);
+}
+
+/* Drain @q, whose QP is allocated, and complete what it leaves. */
+static void rmbd_c_queue_drain(struct rmbd_c_queue *q)
+{
+	/* On a poll queue the drain reaps the CQ itself. */
+	rmbd_c_queue_stop_polling(q);
+	ib_drain_qp(q->cm_id->qp);
+	rmbd_c_queue_sweep(q);
+}
+
+/**
+ * rmbd_c_session_flush() - complete what a stopped session still holds
+ * @dev: the device, with its recovery_lock held
+ *
+ * Drains the I/O queues that are no longer live, without a word to the
+ * peer, so that the requests no work completion covered complete.  Before
+ * the disk of a device that gave up goes away: that waits for them.
+ */
+void rmbd_c_session_flush(struct rmbd_c_dev *dev)
+{
+	unsigned int i;
+
+	if (!dev->queues)
+		return;
+	for (i = 1; i < dev->nr_queues; i++) {
+		struct rmbd_c_queue *q = &dev->queues[i];
+
+		if (test_bit(RMBD_C_Q_ALLOCATED, &q->flags) &&
+		    !test_bit(RMBD_C_Q_LIVE, &q->flags))
+			rmbd_c_queue_drain(q);
+	}
+}
+
 /**
  * rmbd_c_session_teardown() - release everything a session holds
  * @dev: the device
  *
- * Idempotent.  Every posted work request has completed when it returns;
- * the queues and the slab table stay for a reconnect.
+ * Idempotent.  Every posted work request, and every request posted, has
+ * completed when it returns; the queues and the slab table stay for a
+ * reconnect.
  */
 void rmbd_c_session_teardown(struct rmbd_c_dev *dev)
 {
@@ -834,11 +907,8 @@ void rmbd_c_session_teardown(struct rmbd_c_dev *dev)
 	/* Its admin exchange ends now that the queue pairs are in error. */
 	cancel_delayed_work_sync(&dev->ka_work);
 	for (i = 0; i < dev->nr_queues; i++) {
-		if (!test_bit(RMBD_C_Q_ALLOCATED, &dev->queues[i].flags))
-			continue;
-		/* On a poll queue the drain reaps the CQ itself. */
-		rmbd_c_queue_stop_polling(&dev->queues[i]);
-		ib_drain_qp(dev->queues[i].cm_id->qp);
+		if (test_bit(RMBD_C_Q_ALLOCATED, &dev->queues[i].flags))
+			rmbd_c_queue_drain(&dev->queues[i]);
 	}
 	for (i = 0; i < dev->nr_queues; i++)
 		rmbd_c_queue_destroy_qp(&dev->queues[i]);
@@ -928,6 +998,11 @@ void rmbd_c_read_write_done(struct ib_cq *cq, struct ib_wc *wc)
 		}
 	}
 	spin_lock_irqsave(&q->lock, flags);
+	/* Swept (rmbd_c_queue_sweep()): it has completed. */
+	if (unlikely(list_empty(&req->entry))) {
+		spin_unlock_irqrestore(&q->lock, flags);
+		return;
+	}
 	list_cut_position(&done, &q->posted, &req->entry);
 	spin_unlock_irqrestore(&q->lock, flags);
 	list_for_each_entry_safe(r, tmp, &done, entry)
@@ -935,21 +1010,35 @@ void rmbd_c_read_write_done(struct ib_cq *cq, struct ib_wc *wc)
 }
 
 /*
- * The first half of a discard that crosses a slab boundary.  It is never
+ * A work request of a request before its last one.  It is never
  * signaled: only a failure (the queue pair then flushes the rest) ends up
- * here, and the request completes, with an error, from its second half.
+ * here, and the request completes, with an error, from its last one.
  */
-void rmbd_c_lead_done(struct ib_cq *cq, struct ib_wc *wc)
+void rmbd_c_part_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rmbd_c_req *req = container_of(wc->wr_cqe, struct rmbd_c_req,
-					      lead_cqe);
+					      part_cqe);
 
 	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR) {
-		pr_err_ratelimited("rmbd%d: RDMA WRITE of zeroes failed: %s (%d)\n",
+		pr_err_ratelimited("rmbd%d: RDMA %s failed: %s (%d)\n",
 				   req->queue->dev->index,
+				   req->wr.wr.opcode == IB_WR_RDMA_WRITE ?
+				   "WRITE" : "READ",
 				   ib_wc_status_msg(wc->status), wc->status);
 		rmbd_c_schedule_fail(req->queue->dev);
 	}
+}
+
+/* Whether @wr is one of @req's work requests. */
+static bool rmbd_c_req_has_wr(const struct rmbd_c_req *req,
+			      const struct ib_send_wr *wr)
+{
+	const struct ib_send_wr *w;
+
+	for (w = req->head; w != &req->wr.wr; w = w->next)
+		if (w == wr)
+			return true;
+	return w == wr;
 }
 
 /**
@@ -959,6 +1048,12 @@ void rmbd_c_lead_done(struct ib_cq *cq, struct ib_wc *wc)
  * The last one is signaled and covers the others.  Requests that could
  * not be posted complete with an error, and the queue pair is failed so
  * that those posted before them complete too.
+ *
+ * Posts with bottom halves off.  A provider that moves the work on in a
+ * softirq (soft-RoCE's tasklets) then runs it as they come back on, here,
+ * instead of waking ksoftirqd, a thread that waits its turn behind the
+ * submitter on this CPU.  For a NIC, which rings a doorbell, it costs
+ * nothing.
  */
 void rmbd_c_post_batch(struct rmbd_c_queue *q)
 {
@@ -966,11 +1061,14 @@ void rmbd_c_post_batch(struct rmbd_c_queue *q)
 	struct rmbd_c_req *r, *last, *tmp;
 	unsigned long flags;
 	LIST_HEAD(failed);
+	bool hit = false;
 	int ret;
 
+	local_bh_disable();
 	spin_lock_irqsave(&q->lock, flags);
 	if (list_empty(&q->batch)) {
 		spin_unlock_irqrestore(&q->lock, flags);
+		local_bh_enable();
 		return;
 	}
 	last = list_last_entry(&q->batch, struct rmbd_c_req, entry);
@@ -982,24 +1080,34 @@ void rmbd_c_post_batch(struct rmbd_c_queue *q)
 	ret = ib_post_send(q->cm_id->qp, r->head, &bad_wr);
 	if (unlikely(ret)) {
 		/*
-		 * Everything from bad_wr on was not posted.  A request whose
-		 * lead went out but not its last WR fails here; the lead only
-		 * reads the zero region.
+		 * Nothing from bad_wr on was posted: its request and those
+		 * after it fail here.  Unless some of its work requests went
+		 * out: it then stays, failed, like the requests before it,
+		 * for the sweep after the drain (until then its pages may
+		 * still be in use).
 		 */
 		list_for_each_entry_safe_from(r, tmp, &q->posted, entry) {
-			if (r->head == bad_wr || &r->wr.wr == bad_wr ||
-			    !list_empty(&failed))
-				list_move_tail(&r->entry, &failed);
+			if (!hit) {
+				if (!rmbd_c_req_has_wr(r, bad_wr))
+					continue;
+				hit = true;
+				if (r->head != bad_wr) {
+					r->status = BLK_STS_IOERR;
+					continue;
+				}
+			}
+			list_move_tail(&r->entry, &failed);
 		}
 	}
 	spin_unlock_irqrestore(&q->lock, flags);
-	if (likely(!ret))
-		return;
-	pr_err_ratelimited("rmbd%d: posting work requests failed (%d)\n",
-			   q->dev->index, ret);
-	rmbd_c_schedule_fail(q->dev);
-	list_for_each_entry_safe(r, tmp, &failed, entry) {
-		r->status = BLK_STS_IOERR;
-		rmbd_c_req_done(q->dev, r);
+	if (unlikely(ret)) {
+		pr_err_ratelimited("rmbd%d: posting work requests failed (%d)\n",
+				   q->dev->index, ret);
+		rmbd_c_schedule_fail(q->dev);
+		list_for_each_entry_safe(r, tmp, &failed, entry) {
+			r->status = BLK_STS_IOERR;
+			rmbd_c_req_done(q->dev, r);
+		}
 	}
+	local_bh_enable();
 }

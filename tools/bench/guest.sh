@@ -453,6 +453,35 @@ cpu_busy() {
 }
 swaps_active() { tail -n +2 /proc/swaps | awk '{print $1}'; }
 
+# How often, and how long, reclaim was throttled (vmscan's throttle
+# tracepoint, counted by a histogram trigger): reclaim that waits for the
+# swap device's writes to finish shows up here.  Empty when tracing is
+# not there.
+throttle_ev=/sys/kernel/tracing/events/vmscan/mm_vmscan_throttled
+throttle_hist='hist:keys=reason:vals=hitcount,usec_delayed'
+throttle_begin() {
+	[[ -d $throttle_ev ]] ||
+		mount -t tracefs nodev /sys/kernel/tracing 2> /dev/null || true
+	echo "$throttle_hist" > "$throttle_ev/trigger" 2> /dev/null || true
+}
+# Print {"REASON": {"count": N, "ms": N}, ...}, or null.
+throttle_end() {
+	local h
+	h=$(cat "$throttle_ev/hist" 2> /dev/null) || { echo null; return; }
+	echo "!$throttle_hist" > "$throttle_ev/trigger" 2> /dev/null || true
+	awk '
+		BEGIN { n[1] = "writeback"; n[2] = "isolated"; n[4] = "noprogress"; n[8] = "congested" }
+		/^\{ reason:/ {
+			r = $3; c = 0; u = 0
+			for (f = 1; f < NF; f++) {
+				if ($f == "hitcount:") c = $(f + 1)
+				if ($f == "usec_delayed:") u = $(f + 1)
+			}
+			printf "%s\"%s\": {\"count\": %d, \"ms\": %d}", (k++ ? ", " : "{"), ((r in n) ? n[r] : r), c, u / 1000
+		}
+		END { print (k ? "}" : "{}") }' <<< "$h"
+}
+
 # swap_fail OUT SYSTEM WHY: record a failed run.
 swap_fail() {
 	echo "$3" > "$1.failed"
@@ -463,7 +492,7 @@ swap_fail() {
 
 # swap_run OUT SYSTEM: one run of swap job $j (run $r) on SYSTEM.
 swap_run() {
-	local out=$1 s=$2 d='' limit=max rc=0 t0 t1 o0 i0 o i oom so=0 err k
+	local out=$1 s=$2 d='' limit=max rc=0 t0 t1 o0 i0 o i oom so=0 err k throttled
 	rm -f "$out.json" "$out.failed"
 	if [[ -n $(swaps_active) ]]; then
 		swap_fail "$out" "$s" "a swap is still active: $(swaps_active | tr '\n' ' ')"
@@ -495,6 +524,7 @@ swap_run() {
 	[[ -n $d ]] && st=$(stat_dev "$d")
 	[[ -n $st ]] && st0=$(cat "$st")
 	c0=$(cpu_busy)
+	throttle_begin
 	o0=$(vmstat pswpout)
 	i0=$(vmstat pswpin)
 	t0=$(date +%s.%N)
@@ -503,6 +533,7 @@ swap_run() {
 		sh "$swap_cg" "$swapverify" $swap_args > "$out.log" 2>&1 || rc=$?
 	t1=$(date +%s.%N)
 	c1=$(cpu_busy)
+	throttled=$(throttle_end)
 	[[ -n $st ]] && st1=$(cat "$st")
 	o=$(( $(vmstat pswpout) - o0 ))
 	i=$(( $(vmstat pswpin) - i0 ))
@@ -545,10 +576,10 @@ swap_run() {
 		--argjson o "$o" --argjson i "$i" --argjson oom "${oom:-0}" \
 		--argjson so "$so" --arg limit "$limit" --arg dev "$d" \
 		--argjson phases "${phases:-{\}}" --argjson io "$io" \
-		--argjson cpu "$cpu" --arg sum "$sum" \
+		--argjson cpu "$cpu" --argjson thr "$throttled" --arg sum "$sum" \
 		'{time_s: $t} + $phases + {pswpout: $o, pswpin: $i, oom_kill: $oom,
 		  swapoff_s: $so, memory_max: $limit, device: $dev, io: $io,
-		  cpu_busy_pct: $cpu, summary: $sum}' > "$out.json"
+		  cpu_busy_pct: $cpu, reclaim_throttled: $thr, summary: $sum}' > "$out.json"
 	say "$j run $r $s: $(jq -r '"\(.time_s) s, out \(.pswpout / 256 | floor) MiB, in \(.pswpin / 256 | floor) MiB"' "$out.json")"
 }
 
@@ -587,6 +618,12 @@ swap_job() {
 	[[ $(cat /sys/module/zswap/parameters/enabled 2> /dev/null) == Y ]] &&
 		echo N > /sys/module/zswap/parameters/enabled
 	say "$j: swapverify $swap_args, memory.max $(( swap_mib / 2 ))M, swap on: ${swap_live[*]}"
+	# A run on each first that does not count ($j.warm-up.*): the first
+	# runs after boot were the slowest, on every system.
+	r=warm-up
+	for s in "${swap_live[@]}"; do
+		[[ -n ${dead[$s]:-} ]] || swap_run "$res/swap/$s/$j.$r" "$s" || true
+	done
 	for (( r = 1; r <= runs; r++ )); do
 		for (( i = 0; i < ${#swap_live[@]}; i++ )); do
 			s=${swap_live[(i + r - 1) % ${#swap_live[@]}]}

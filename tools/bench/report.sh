@@ -76,7 +76,7 @@ job_systems() {
 for j in "${jobs[@]}"; do
 	dir=fio get=$metrics
 	if [[ $(bench_job_field "$j" 2) == swap ]]; then
-		dir=swap get='{time_s, write_s, verify_s, pswpout, pswpin, oom_kill, swapoff_s, io, cpu_busy_pct}'
+		dir=swap get='{time_s, write_s, verify_s, pswpout, pswpin, oom_kill, swapoff_s, io, cpu_busy_pct, reclaim_throttled}'
 	fi
 	for s in $(job_systems "$j"); do
 		for (( r = 1; r <= runs; r++ )); do

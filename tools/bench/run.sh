@@ -101,7 +101,8 @@ export RMBD_VM_MEM=${RMBD_VM_MEM:-$(( 1024 + ${#systems[@]} * (size >> 20) ))M}
 # some 30 MB/s under TCG; for the fio jobs only), then one fio process per
 # job run (~3 s to start under TCG) with a section per system (~1 s of its
 # own); a swap job runs swapverify once per run on each swap system and
-# without a limit, some 15 s each under TCG with mkswap and swapoff.
+# without a limit, and once more each to warm up, some 15 s each under
+# TCG with mkswap and swapoff.
 nfio=0 nswap=0 swap_sys=1
 for j in "${jobs[@]}"; do
 	if [[ $(bench_job_field "$j" 2) == swap ]]; then
@@ -120,7 +121,7 @@ for s in "${systems[@]}"; do
 done
 estimate=$(( 60 + ${#systems[@]} * ((nfio > 0) * size / 30000000 + 5) +
 	nfio * runs * (3 + ${#systems[@]} * (ramp + runtime + 1)) +
-	nswap * runs * swap_sys * 15 ))
+	nswap * (runs + 1) * swap_sys * 15 ))
 tmo=$(( estimate * 2 + 300 ))
 
 # run-vm.sh runs scripts from inside the work tree only: a small generated
