@@ -15,7 +15,8 @@
 #   fio/SYSTEM/JOB.RUN.err    fio's stderr; .failed when the run failed
 #   swap/SYSTEM/JOB.RUN.json  a swap job's run: completion time, exit
 #                             status, pswpout/pswpin; .failed when it failed
-#   swap/SYSTEM/JOB.RUN.log   swapverify's output
+#   swap/SYSTEM/JOB.RUN.log   swapverify's output (RUN warm-up: the run
+#                             before the counted ones)
 #
 # The systems:
 #   rmbd       export on the rmbd target, rmbd dev connect over rxe0
@@ -462,13 +463,15 @@ throttle_hist='hist:keys=reason:vals=hitcount,usec_delayed'
 throttle_begin() {
 	[[ -d $throttle_ev ]] ||
 		mount -t tracefs nodev /sys/kernel/tracing 2> /dev/null || true
-	echo "$throttle_hist" > "$throttle_ev/trigger" 2> /dev/null || true
+	{ echo "$throttle_hist" > "$throttle_ev/trigger"; } 2> /dev/null || true
 }
-# Print {"REASON": {"count": N, "ms": N}, ...}, or null.
+# Print {"REASON": {"count": N, "ms": N}, ...}, or null when the trigger
+# was not there.
 throttle_end() {
 	local h
 	h=$(cat "$throttle_ev/hist" 2> /dev/null) || { echo null; return; }
-	echo "!$throttle_hist" > "$throttle_ev/trigger" 2> /dev/null || true
+	[[ $h == *"trigger info"* ]] || { echo null; return; }
+	{ echo "!$throttle_hist" > "$throttle_ev/trigger"; } 2> /dev/null || true
 	awk '
 		BEGIN { n[1] = "writeback"; n[2] = "isolated"; n[4] = "noprogress"; n[8] = "congested" }
 		/^\{ reason:/ {
@@ -619,10 +622,13 @@ swap_job() {
 		echo N > /sys/module/zswap/parameters/enabled
 	say "$j: swapverify $swap_args, memory.max $(( swap_mib / 2 ))M, swap on: ${swap_live[*]}"
 	# A run on each first that does not count ($j.warm-up.*): the first
-	# runs after boot were the slowest, on every system.
+	# runs after boot were the slowest, on every system.  A system whose
+	# warm-up fails runs no more: its counted runs say why.
 	r=warm-up
 	for s in "${swap_live[@]}"; do
-		[[ -n ${dead[$s]:-} ]] || swap_run "$res/swap/$s/$j.$r" "$s" || true
+		[[ -z ${dead[$s]:-} ]] || continue
+		swap_run "$res/swap/$s/$j.$r" "$s" ||
+			dead[$s]="its warm-up run failed: $(cat "$res/swap/$s/$j.$r.failed" 2> /dev/null)"
 	done
 	for (( r = 1; r <= runs; r++ )); do
 		for (( i = 0; i < ${#swap_live[@]}; i++ )); do

@@ -15,7 +15,7 @@
 # Documentation/design.rst): as for any swap over a network, the atomic
 # reserve is raised (vm.min_free_kbytes 16M).  With the default (~2M
 # here) rxe runs out of it and the device fails.
-# timeout=300
+# timeout=400
 # vm-mem=384M
 # vm-mem-debug=512M
 

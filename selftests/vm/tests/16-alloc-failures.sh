@@ -66,7 +66,7 @@ kworkers_fail() {	# 0|1: make-it-fail of every kworker
 		# The braces also silence the redirection of a task gone meanwhile.
 		{ read -r c < "$p/comm"; } 2> /dev/null || continue
 		if [[ $c == kworker/* ]]; then
-			echo "$1" > "$p/make-it-fail" 2> /dev/null || true
+			{ echo "$1" > "$p/make-it-fail"; } 2> /dev/null || true
 		fi
 	done
 }
