@@ -283,7 +283,6 @@ static int rmbd_c_init_request(struct blk_mq_tag_set *set, struct request *rq,
 {
 	struct rmbd_c_dev *dev = set->driver_data;
 	struct rmbd_c_req *req = blk_mq_rq_to_pdu(rq);
-
 	unsigned int i;
 
 	req->cqe.done = rmbd_c_read_write_done;

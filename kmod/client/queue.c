@@ -970,6 +970,20 @@ static void rmbd_c_req_done(struct rmbd_c_dev *dev, struct rmbd_c_req *req)
 		blk_mq_complete_request(rq);
 }
 
+/* A work request of @req failed: the device fails over, unless flushed. */
+static void rmbd_c_wr_failed(struct rmbd_c_req *req, const struct ib_wc *wc)
+{
+	struct rmbd_c_dev *dev = req->queue->dev;
+
+	if (wc->status == IB_WC_WR_FLUSH_ERR)
+		return;
+	pr_err_ratelimited("rmbd%d: RDMA %s failed: %s (%d)\n", dev->index,
+			   req->wr.wr.opcode == IB_WR_RDMA_WRITE ?
+			   "WRITE" : "READ",
+			   ib_wc_status_msg(wc->status), wc->status);
+	rmbd_c_schedule_fail(dev);
+}
+
 /*
  * A work completion for @req: it and every request posted before it on
  * the same queue are done.  Unsignaled work requests that failed still
@@ -987,15 +1001,7 @@ void rmbd_c_read_write_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
 		req->status = BLK_STS_IOERR;
-		if (wc->status != IB_WC_WR_FLUSH_ERR) {
-			pr_err_ratelimited("rmbd%d: RDMA %s failed: %s (%d)\n",
-					   dev->index,
-					   req->wr.wr.opcode == IB_WR_RDMA_WRITE ?
-					   "WRITE" : "READ",
-					   ib_wc_status_msg(wc->status),
-					   wc->status);
-			rmbd_c_schedule_fail(dev);
-		}
+		rmbd_c_wr_failed(req, wc);
 	}
 	spin_lock_irqsave(&q->lock, flags);
 	/* Swept (rmbd_c_queue_sweep()): it has completed. */
@@ -1019,14 +1025,8 @@ void rmbd_c_part_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct rmbd_c_req *req = container_of(wc->wr_cqe, struct rmbd_c_req,
 					      part_cqe);
 
-	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR) {
-		pr_err_ratelimited("rmbd%d: RDMA %s failed: %s (%d)\n",
-				   req->queue->dev->index,
-				   req->wr.wr.opcode == IB_WR_RDMA_WRITE ?
-				   "WRITE" : "READ",
-				   ib_wc_status_msg(wc->status), wc->status);
-		rmbd_c_schedule_fail(req->queue->dev);
-	}
+	if (unlikely(wc->status != IB_WC_SUCCESS))
+		rmbd_c_wr_failed(req, wc);
 }
 
 /* Whether @wr is one of @req's work requests. */
