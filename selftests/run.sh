@@ -11,8 +11,9 @@
 # usage: run.sh [VM-TEST...]     e.g. run.sh 01-data-verify 04-bad-input
 #   RMBD_SKIP_HOST=1  RMBD_SKIP_CHECKPATCH=1  RMBD_SKIP_VM=1  skip a part
 #   RMBD_SKIP_TWO_VM=1  skip the two-VM test (selftests/vm/two-vm.sh), which
-#                     runs after the VM suite when no VM test is named
-#   RMBD_WITH_DEBUG=1  add the debug-kernel lane (vm-debug/...)
+#                     runs after each VM suite when no VM test is named
+#   RMBD_WITH_DEBUG=1  add the debug-kernel lane (vm-debug/..., then
+#                     two-vm-debug/...)
 #   RMBD_DEBUG_TESTS  the tests of that lane when none are named: "all",
 #                     or a list (default: the failure, removal, race and
 #                     fault-injection tests, which fit CI's time budget;
@@ -119,10 +120,12 @@ if [[ -z ${RMBD_SKIP_VM:-} ]]; then
 fi
 
 # The debug kernel runs 3 to 10 times slower under TCG: by default its
-# lane takes the tests of the control and failure paths.
-debug_default="00-rxe 04-bad-input 05-module-unload
-	06-connect-cycle 07-force-delete 12-link-flap 13-loss-timeout
-	14-removal-under-io 15-races 16-alloc-failures"
+# lane takes the tests of the control and failure paths (not
+# 06-connect-cycle: 15-races and 16-alloc-failures connect and disconnect
+# dozens of times there).
+debug_default="00-rxe 04-bad-input 05-module-unload 07-force-delete
+	12-link-flap 13-loss-timeout 14-removal-under-io 15-races
+	16-alloc-failures"
 
 if [[ ${RMBD_WITH_DEBUG:-0} != 0 ]]; then
 	echo "# the debug kernel (a long build when it is not in the cache)"
@@ -137,9 +140,8 @@ if [[ ${RMBD_WITH_DEBUG:-0} != 0 ]]; then
 		fi
 		echo "# VM suite on the debug kernel: ${debug_tests[*]:-all tests}"
 		vm_lane vm-debug 1 "$here/vm/run-vm.sh" "${debug_tests[@]}"
-		# The whole suite (make check-debug) has the two VMs too.
-		if (( ! $# )) && [[ ${RMBD_DEBUG_TESTS:-} == all &&
-		      -z ${RMBD_SKIP_TWO_VM:-} ]]; then
+		# The two VMs too, unless VM tests were named.
+		if (( ! $# )) && [[ -z ${RMBD_SKIP_TWO_VM:-} ]]; then
 			echo "# two VMs on the debug kernel"
 			vm_lane two-vm-debug 1 "$here/vm/two-vm.sh"
 		fi

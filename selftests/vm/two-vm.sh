@@ -143,6 +143,7 @@ boot_vm() {	# NAME SCRIPT TIMEOUT IP MAC PORT PEER-PORT
 		printf 'FIRST=1\n'
 		printf 'TESTS=(%q)\n' "$script"
 		printf 'TIMEOUTS=(%q)\n' "$tmo"
+		printf 'LOCAL_RXE=0\n'
 		# shellcheck disable=SC2016 # guest.sh's $out, where it mounts the share
 		printf 'export RMBD_TWOVM_OUT=$out\n'
 		printf 'export RMBD_ADDR=%q RMBD_TWOVM_IP=%q RMBD_TWOVM_MAC=%q\n' \

@@ -29,7 +29,7 @@ detect=${RMBD_TWOVM_DETECT:-8}
 slack=$(rounds 5 15)
 # What fio writes and verifies on a live device: on the debug kernel
 # (under 1 MB/s) less, to keep the test in CI's time.
-size=$(rounds 64M 16M)
+size=$(rounds 64M 8M)
 out=/run/rmbd-two-vm
 mkdir -p "$out"
 
