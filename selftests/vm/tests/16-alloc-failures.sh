@@ -422,12 +422,12 @@ if [[ -w $km ]]; then
 	sleep 5
 	echo scan > "$km"
 	cat "$km" > "$tmp/leaks"
-	new=$(grep -c '^unreferenced object' "$tmp/leaks" || true)
-	if (( new > 0 )); then
+	leaks=$(grep -c '^unreferenced object' "$tmp/leaks" || true)
+	if (( leaks > 0 )); then
 		head -n 200 "$tmp/leaks"
-		problem "kmemleak: $new unreferenced objects"
+		problem "kmemleak: $leaks unreferenced objects"
 	else
-		log "kmemleak: no new leaks"
+		log "kmemleak: no leaks"
 	fi
 fi
 
