@@ -46,6 +46,7 @@ enum {
 	RMBD_C_DEV_DEAD,	/* no reconnect: requests fail with EIO */
 	RMBD_C_DEV_QUIESCED,	/* the recovery quiesced the request queue */
 	RMBD_C_DEV_IBDEV_GONE,	/* rdma_cm removes the RDMA device under us */
+	RMBD_C_DEV_ERR_PENDING,	/* err_work found recovery_lock taken */
 };
 
 struct rmbd_c_dev;
@@ -167,7 +168,9 @@ struct rmbd_c_dev {
 	 * requests; reconnect_work tries again every @reconnect_delay s;
 	 * loss_work fails the parked I/O when @loss_timeout s have passed.
 	 * @recovery_lock serialises teardown and reconnect (it is taken in
-	 * memalloc_noio scopes only).
+	 * memalloc_noio scopes only, and dropped with rmbd_c_recovery_unlock()).
+	 * A reconnect attempt may hold it for long when memory or the network
+	 * is gone: err_work does not wait for it, the holder runs it again.
 	 */
 	struct work_struct	err_work;
 	struct delayed_work	reconnect_work;

@@ -345,6 +345,19 @@ static void rmbd_c_dev_kill(struct rmbd_c_dev *dev)
 }
 
 /*
+ * Drop recovery_lock, and run err_work again if it found the lock taken
+ * meanwhile (see rmbd_c_err_work()).
+ */
+static void rmbd_c_recovery_unlock(struct rmbd_c_dev *dev)
+{
+	mutex_unlock(&dev->recovery_lock);
+	/* Pairs with the barrier in rmbd_c_err_work(). */
+	smp_mb();
+	if (test_bit(RMBD_C_DEV_ERR_PENDING, &dev->flags))
+		queue_work(rmbd_c_wq, &dev->err_work);
+}
+
+/*
  * The session broke: a live device with a loss timeout parks its I/O and
  * starts reconnecting; otherwise the device fails.  Called with
  * recovery_lock held.
@@ -408,13 +421,26 @@ static void rmbd_c_err_work(struct work_struct *work)
 {
 	struct rmbd_c_dev *dev = container_of(work, struct rmbd_c_dev,
 					      err_work);
-	/* Requests (swap-out among them) wait for this: no I/O to reclaim. */
-	unsigned int noio = memalloc_noio_save();
+	unsigned int noio;
 
-	mutex_lock(&dev->recovery_lock);
+	/*
+	 * A reconnect attempt (or a disconnect) may hold recovery_lock for
+	 * long, e.g. while the connection manager waits for memory to send
+	 * its messages: rather than wait, leave a note that its holder acts
+	 * on when it drops the lock.  Seeing the device live then, this
+	 * recovers from the error; otherwise the holder dealt with it.
+	 */
+	set_bit(RMBD_C_DEV_ERR_PENDING, &dev->flags);
+	/* Pairs with the barrier in rmbd_c_recovery_unlock(). */
+	smp_mb__after_atomic();
+	if (!mutex_trylock(&dev->recovery_lock))
+		return;
+	clear_bit(RMBD_C_DEV_ERR_PENDING, &dev->flags);
+	/* Requests (swap-out among them) wait for this: no I/O to reclaim. */
+	noio = memalloc_noio_save();
 	rmbd_c_recover(dev);
-	mutex_unlock(&dev->recovery_lock);
 	memalloc_noio_restore(noio);
+	rmbd_c_recovery_unlock(dev);
 }
 
 static void rmbd_c_reconnect_work(struct work_struct *work)
@@ -489,7 +515,7 @@ static void rmbd_c_reconnect_work(struct work_struct *work)
 	rmbd_c_release_requests(dev);
 	rmbd_c_notify(dev, RMBD_DEV_EVENT_LIVE);
 out:
-	mutex_unlock(&dev->recovery_lock);
+	rmbd_c_recovery_unlock(dev);
 	memalloc_noio_restore(noio);
 }
 
@@ -698,7 +724,7 @@ int rmbd_c_dev_connect(const struct rmbd_c_connect_args *args, int *index,
 out_stop:
 	mutex_lock(&dev->recovery_lock);
 	rmbd_c_session_stop(dev);
-	mutex_unlock(&dev->recovery_lock);
+	rmbd_c_recovery_unlock(dev);
 	cancel_work_sync(&dev->err_work);
 	rmbd_c_dev_free(dev);
 	return ret;
@@ -715,12 +741,12 @@ static void rmbd_c_dev_remove(struct rmbd_c_dev *dev)
 	/* A session that stopped leaves nothing in flight for del_gendisk. */
 	mutex_lock(&dev->recovery_lock);
 	rmbd_c_session_flush(dev);
-	mutex_unlock(&dev->recovery_lock);
+	rmbd_c_recovery_unlock(dev);
 	/* Waits for in-flight I/O; a dead link fails it via the timeout. */
 	del_gendisk(dev->disk);
 	mutex_lock(&dev->recovery_lock);
 	rmbd_c_session_stop(dev);
-	mutex_unlock(&dev->recovery_lock);
+	rmbd_c_recovery_unlock(dev);
 	cancel_work_sync(&dev->err_work);
 	rmbd_c_notify(dev, RMBD_DEV_EVENT_DISCONNECTED);
 	put_disk(dev->disk);
@@ -821,7 +847,7 @@ static void rmbd_c_remove_one(struct ib_device *ibdev, void *client_data)
 		/* Failed, or being deleted meanwhile: let go all the same. */
 		if (found->ibdev == ibdev && !found->stopping)
 			rmbd_c_session_teardown_quiesced(found);
-		mutex_unlock(&found->recovery_lock);
+		rmbd_c_recovery_unlock(found);
 		rmbd_c_dev_put(found);
 	}
 }
