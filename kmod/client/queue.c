@@ -410,7 +410,8 @@ static void rmbd_c_admin_free(struct rmbd_c_dev *dev)
 
 /*
  * Send the request in send_buf and wait for its reply in recv_buf.  The
- * admin queue carries one request at a time.
+ * admin queue carries one request at a time.  A keepalive that cannot be
+ * sent parks the I/O: it is posted like I/O (see rmbd_c_post_batch()).
  */
 static int rmbd_c_admin_xfer(struct rmbd_c_dev *dev, u16 opcode, size_t len,
 			     const char **why)
@@ -432,6 +433,7 @@ static int rmbd_c_admin_xfer(struct rmbd_c_dev *dev, u16 opcode, size_t len,
 	struct ib_recv_wr rwr = {
 		.wr_cqe = &dev->recv_cqe, .sg_list = &rsge, .num_sge = 1,
 	};
+	unsigned int noreclaim;
 	int ret;
 
 	hdr->opcode = cpu_to_le16(opcode);
@@ -446,7 +448,11 @@ static int rmbd_c_admin_xfer(struct rmbd_c_dev *dev, u16 opcode, size_t len,
 	ret = ib_post_recv(qp, &rwr, NULL);
 	if (ret)
 		return ret;
+	noreclaim = memalloc_noreclaim_save();
+	local_bh_disable();
 	ret = ib_post_send(qp, &swr, NULL);
+	local_bh_enable();
+	memalloc_noreclaim_restore(noreclaim);
 	if (ret)
 		return ret;
 	if (!wait_for_completion_timeout(&dev->send_done, RMBD_C_ADMIN_TIMEOUT) ||
@@ -1054,22 +1060,29 @@ static bool rmbd_c_req_has_wr(const struct rmbd_c_req *req,
  * instead of waking ksoftirqd, a thread that waits its turn behind the
  * submitter on this CPU.  For a NIC, which rings a doorbell, it costs
  * nothing.
+ *
+ * And posts with PF_MEMALLOC set, as nbd sends: the I/O may be what frees
+ * memory (swap-out, writeback), and such a provider allocates a packet
+ * per segment with GFP_ATOMIC, failing the work request (and with it the
+ * session) when it cannot.  In a softirq run by a PF_MEMALLOC task those
+ * allocations may use the emergency reserves.
  */
 void rmbd_c_post_batch(struct rmbd_c_queue *q)
 {
 	const struct ib_send_wr *bad_wr = NULL;
 	struct rmbd_c_req *r, *last, *tmp;
+	unsigned int noreclaim;
 	unsigned long flags;
 	LIST_HEAD(failed);
 	bool hit = false;
 	int ret;
 
+	noreclaim = memalloc_noreclaim_save();
 	local_bh_disable();
 	spin_lock_irqsave(&q->lock, flags);
 	if (list_empty(&q->batch)) {
 		spin_unlock_irqrestore(&q->lock, flags);
-		local_bh_enable();
-		return;
+		goto out;
 	}
 	last = list_last_entry(&q->batch, struct rmbd_c_req, entry);
 	last->wr.wr.send_flags = IB_SEND_SIGNALED;
@@ -1109,5 +1122,7 @@ void rmbd_c_post_batch(struct rmbd_c_queue *q)
 			rmbd_c_req_done(q->dev, r);
 		}
 	}
+out:
 	local_bh_enable();
+	memalloc_noreclaim_restore(noreclaim);
 }
