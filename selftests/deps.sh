@@ -6,7 +6,8 @@
 # Idempotent: returns at once when everything is present.
 #
 #   RMBD_DEPS_NO_OPTIONAL=1   skip optional packages (linux-source for checkpatch
-#                             and, with the build tools, for the debug kernel)
+#                             and, with the build tools and rsync, for the
+#                             debug kernel)
 
 set -eu
 
@@ -41,6 +42,7 @@ required=(
 )
 optional=(
 	linux-source-6.1
+	rsync
 	flex
 	bison
 	bc
