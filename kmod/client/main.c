@@ -346,14 +346,18 @@ static void rmbd_c_dev_kill(struct rmbd_c_dev *dev)
 
 /*
  * Drop recovery_lock, and run err_work again if it found the lock taken
- * meanwhile (see rmbd_c_err_work()).
+ * meanwhile (see rmbd_c_err_work()).  Not once the session is stopped
+ * (under this lock, for good): nothing is left to recover, and the
+ * device may be going away, having cancelled err_work for the last time.
  */
 static void rmbd_c_recovery_unlock(struct rmbd_c_dev *dev)
 {
+	bool stopped = dev->stopping;
+
 	mutex_unlock(&dev->recovery_lock);
 	/* Pairs with the barrier in rmbd_c_err_work(). */
 	smp_mb();
-	if (test_bit(RMBD_C_DEV_ERR_PENDING, &dev->flags))
+	if (!stopped && test_bit(RMBD_C_DEV_ERR_PENDING, &dev->flags))
 		queue_work(rmbd_c_wq, &dev->err_work);
 }
 
