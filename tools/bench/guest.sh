@@ -49,6 +49,7 @@ source "$repo/selftests/vm/tests/lib.sh"
 
 size=${RMBD_BENCH_SIZE:-536870912}
 runs=${RMBD_BENCH_RUNS:-3}
+swap_runs=${RMBD_BENCH_SWAP_RUNS:-7}
 runtime=${RMBD_BENCH_RUNTIME:-5}
 ramp=${RMBD_BENCH_RAMP:-1}
 queues=${RMBD_BENCH_QUEUES:-}
@@ -109,30 +110,84 @@ wait_for() {	# SECONDS CMD...
 
 has_pollq() { "$RMBD_BIN" dev help 2>&1 | grep -qw pollq; }
 
+# ---- the network -------------------------------------------------------
+
+# "two" (the default): two soft-RoCE devices on the two ends of a veth
+# pair, rxe_c on c0 (the client side, $net_client) and rxe_t on t0 (the
+# target side, $RMBD_ADDR), with policy routes that send the traffic
+# between the two addresses through the pair instead of the loopback
+# shortcut, and the target end's receive processing steered (RPS) to the
+# last CPU.  Every system's servers listen on the target address.  That
+# is closer to two machines than one device talking to itself: there,
+# soft-RoCE does both ends' packet work (copies and ICRCs) inline on the
+# CPU that posts, while nbd's server and nvmet run on any CPU.
+# "loop": rxe0 on the dummy d0, one address for both ends, as the tests.
+net=${RMBD_BENCH_NET:-two}
+net_client=$RMBD_ADDR
+rps_target=${RMBD_BENCH_RPS_TARGET:-$(printf '%x' $(( 1 << ($(nproc) - 1) )))}
+rps_client=${RMBD_BENCH_RPS_CLIENT:-0}
+
+setup_net_two() {
+	local c=10.201.0.1 t=10.201.0.2 i
+	ip link add c0 mtu 4500 type veth peer name t0 mtu 4500 || return 1
+	ip addr add $c/24 dev c0 && ip addr add $t/24 dev t0 || return 1
+	ip link set c0 up && ip link set t0 up || return 1
+	for i in all default c0 t0; do
+		sysctl -q -w "net.ipv4.conf.$i.accept_local=1" "net.ipv4.conf.$i.rp_filter=0" || return 1
+	done
+	# Locally sent packets to either address leave through the pair
+	# (table 201); packets coming in on it are delivered (the local
+	# table, looked up after them).
+	ip route add $t dev c0 src $c table 201 &&
+	ip route add $c dev t0 src $t table 202 &&
+	ip rule add pref 10 iif lo to $t lookup 201 &&
+	ip rule add pref 11 iif lo to $c lookup 202 &&
+	ip rule add pref 100 lookup local &&
+	ip rule del pref 0 lookup local || return 1
+	echo "$rps_target" > /sys/class/net/t0/queues/rx-0/rps_cpus &&
+	echo "$rps_client" > /sys/class/net/c0/queues/rx-0/rps_cpus || return 1
+	rdma link add rxe_c type rxe netdev c0 &&
+	rdma link add rxe_t type rxe netdev t0 || return 1
+	net_client=$c
+	RMBD_ADDR=$t
+}
+
+case $net in
+two)	setup_net_two || { echo "bench: setting up the veth pair failed" >&2; exit 1; } ;;
+loop)	;;
+*)	echo "bench: RMBD_BENCH_NET must be two or loop" >&2; exit 2 ;;
+esac
+
 # ---- environment -------------------------------------------------------
 
-rxe_mtu=$(ibv_devinfo -d rxe0 2>/dev/null | awk '/active_mtu/ {print $2; exit}')
+rxe_dev=rxe0 net_dev=d0
+[[ $net == two ]] && rxe_dev=rxe_c net_dev=c0
+rxe_mtu=$(ibv_devinfo -d $rxe_dev 2>/dev/null | awk '/active_mtu/ {print $2; exit}')
 jq -n \
 	--arg kernel "$(uname -r)" \
 	--argjson vcpus "$(nproc)" \
 	--argjson mem_kb "$(awk '/^MemTotal/ {print $2}' /proc/meminfo)" \
 	--arg rxe_mtu "${rxe_mtu:-unknown}" \
-	--arg netdev_mtu "$(cat /sys/class/net/d0/mtu 2>/dev/null || echo unknown)" \
+	--arg netdev_mtu "$(cat /sys/class/net/$net_dev/mtu 2>/dev/null || echo unknown)" \
+	--arg net "$net" --arg client "$net_client" --arg target "$RMBD_ADDR" --arg rps_target "$rps_target" --arg rps_client "$rps_client" \
 	--arg fio "$(fio --version 2>/dev/null)" \
 	--arg rdma_link "$(rdma link show 2>/dev/null | head -n 1)" \
 	--arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
-	--argjson size "$size" --argjson runs "$runs" \
+	--argjson size "$size" --argjson runs "$runs" --argjson swap_runs "$swap_runs" \
 	--argjson runtime "$runtime" --argjson ramp "$ramp" \
 	--arg queues "$queues" --arg depth "$depth" --argjson pollq "$pollq" \
 	--argjson rmbd_pollq "$(has_pollq && echo true || echo false)" \
 	--arg systems "${systems[*]}" --arg jobs "${jobs[*]}" \
 	'{kernel: $kernel, vcpus: $vcpus, mem_kb: $mem_kb, rxe_mtu: $rxe_mtu,
-	  netdev_mtu: $netdev_mtu, fio: $fio, rdma_link: $rdma_link,
-	  date: $date, device_size: $size, runs: $runs, runtime_s: $runtime,
+	  netdev_mtu: $netdev_mtu, net: $net, client_addr: $client,
+	  target_addr: $target,
+	  rps_target: (if $net == "two" then $rps_target else null end),
+	  rps_client: (if $net == "two" then $rps_client else null end), fio: $fio, rdma_link: $rdma_link,
+	  date: $date, device_size: $size, runs: $runs, swap_runs: $swap_runs, runtime_s: $runtime,
 	  ramp_s: $ramp, queues: $queues, depth: $depth, pollq: $pollq,
 	  rmbd_has_pollq: $rmbd_pollq, systems: ($systems / " "),
 	  jobs: ($jobs / " ")}' > "$res/env.json"
-say "kernel $(uname -r), $(nproc) vCPUs, $(awk '/^MemTotal/ {print int($2/1024) " MiB"}' /proc/meminfo), rxe0 active MTU ${rxe_mtu:-unknown} (d0 MTU $(cat /sys/class/net/d0/mtu 2>/dev/null))"
+say "kernel $(uname -r), $(nproc) vCPUs, $(awk '/^MemTotal/ {print int($2/1024) " MiB"}' /proc/meminfo), $rxe_dev active MTU ${rxe_mtu:-unknown} ($net_dev MTU $(cat /sys/class/net/$net_dev/mtu 2>/dev/null)), network $net"
 say "systems: ${systems[*]}; jobs: ${jobs[*]}"
 say "device size $(( size >> 20 )) MiB, $runs runs of ${ramp}+${runtime} s per job and system"
 
@@ -225,7 +280,8 @@ setup_nvme_rdma() {
 nbd_pid=/run/bench-nbd-server.pid
 
 setup_nbd() {
-	local conf=/tmp/bench-nbd.conf conns=${queues:-$(nproc)}
+	local conf=/tmp/bench-nbd.conf conns=${queues:-$(nproc)} nbd_addr=127.0.0.1 srv=()
+	[[ $net == two ]] && nbd_addr=$RMBD_ADDR
 	try "modprobe nbd" modprobe nbd || return 1
 	command -v nbd-server > /dev/null || { why="nbd-server is not installed"; return 1; }
 	command -v nbd-client > /dev/null || { why="nbd-client is not installed"; return 1; }
@@ -233,16 +289,19 @@ setup_nbd() {
 	[generic]
 	user = root
 	group = root
-	listenaddr = 127.0.0.1
+	listenaddr = $nbd_addr
 	port = $nbd_port
 	allowlist = true
 	[bench]
 	exportname = /dev/ram2
 	EOF
-	try "nbd-server" nbd-server -C "$conf" -p "$nbd_pid" > /dev/null || return 1
-	wait_for 10 bash -c "exec 3<>/dev/tcp/127.0.0.1/$nbd_port" 2> /dev/null ||
-		{ why="nbd-server does not listen on 127.0.0.1:$nbd_port"; return 1; }
-	try "nbd-client" nbd-client -N bench 127.0.0.1 "$nbd_port" "$nbd_dev" -b 4096 -C "$conns" > /dev/null || return 1
+	# With two ends, the server is the target's: it runs on the target
+	# end's CPUs, where the other systems' target side runs.
+	[[ $net == two ]] && srv=(taskset "$rps_target")
+	try "nbd-server" "${srv[@]}" nbd-server -C "$conf" -p "$nbd_pid" > /dev/null || return 1
+	wait_for 10 bash -c "exec 3<>/dev/tcp/$nbd_addr/$nbd_port" 2> /dev/null ||
+		{ why="nbd-server does not listen on $nbd_addr:$nbd_port"; return 1; }
+	try "nbd-client" nbd-client -N bench "$nbd_addr" "$nbd_port" "$nbd_dev" -b 4096 -C "$conns" > /dev/null || return 1
 	wait_for 10 bash -c "(( \$(cat /sys/block/${nbd_dev#/dev/}/size) > 0 ))" ||
 		{ why="$nbd_dev has no size after nbd-client"; return 1; }
 	dev[nbd]=$nbd_dev
@@ -609,7 +668,7 @@ swap_job() {
 	[[ -n $err ]] || swapoff -a || err="swapoff -a failed"
 	if [[ -n $err ]]; then
 		for s in "${swap_live[@]}"; do
-			for (( r = 1; r <= runs; r++ )); do
+			for (( r = 1; r <= swap_runs; r++ )); do
 				echo "$err" > "$res/swap/$s/$j.$r.failed"
 			done
 		done
@@ -630,7 +689,7 @@ swap_job() {
 		swap_run "$res/swap/$s/$j.$r" "$s" ||
 			dead[$s]="its warm-up run failed: $(cat "$res/swap/$s/$j.$r.failed" 2> /dev/null)"
 	done
-	for (( r = 1; r <= runs; r++ )); do
+	for (( r = 1; r <= swap_runs; r++ )); do
 		for (( i = 0; i < ${#swap_live[@]}; i++ )); do
 			s=${swap_live[(i + r - 1) % ${#swap_live[@]}]}
 			if [[ -n ${dead[$s]:-} ]]; then

@@ -55,6 +55,7 @@ trap 'rm -rf "$tmp"' EXIT
 mapfile -t systems < <(jq -r '.systems[]' "$res/env.json")
 mapfile -t jobs < <(jq -r '.jobs[]' "$res/env.json")
 runs=$(jq -r '.runs' "$res/env.json")
+swap_runs=$(jq -r '.swap_runs // .runs' "$res/env.json")
 
 # The systems of job $1: all of them for a fio job; for a swap job those
 # with a device to swap to, and the baseline without a memory limit.
@@ -74,12 +75,12 @@ job_systems() {
 
 # Every run of every job on every system, as one JSON object a line.
 for j in "${jobs[@]}"; do
-	dir=fio get=$metrics
+	dir=fio get=$metrics n=$runs
 	if [[ $(bench_job_field "$j" 2) == swap ]]; then
-		dir=swap get='{time_s, write_s, verify_s, pswpout, pswpin, oom_kill, swapoff_s, io, cpu_busy_pct, reclaim_throttled}'
+		n=$swap_runs dir=swap get='{time_s, write_s, verify_s, pswpout, pswpin, oom_kill, swapoff_s, io, cpu_busy_pct, reclaim_throttled}'
 	fi
 	for s in $(job_systems "$j"); do
-		for (( r = 1; r <= runs; r++ )); do
+		for (( r = 1; r <= n; r++ )); do
 			f=$res/$dir/$s/$j.$r
 			if [[ -f $f.failed ]]; then
 				jq -nc --arg s "$s" --arg j "$j" --argjson r "$r" --arg e "$(cat "$f.failed")" \
@@ -196,10 +197,13 @@ def ratio($a; $b): if $a == null or $b == null or $b == 0 then null else $a / $b
    elapsed_s: $host.elapsed_s, vm_s: $host.vm_s,
    environment: {guest_kernel: $e.kernel, vcpus: $e.vcpus,
 		 mem_mib: ($e.mem_kb / 1024 | floor), rxe_mtu: $e.rxe_mtu,
-		 netdev_mtu: $e.netdev_mtu, fio: $e.fio, rdma_link: $e.rdma_link,
+		 netdev_mtu: $e.netdev_mtu, net: ($e.net // "loop"),
+		 client_addr: $e.client_addr, target_addr: $e.target_addr,
+		 rps_target: $e.rps_target, rps_client: $e.rps_client, fio: $e.fio, rdma_link: $e.rdma_link,
 		 accel: $host.accel, qemu: $host.qemu, vm_mem: $host.vm_mem,
 		 host_cpu: $host.host_cpu, host_cpus: $host.host_cpus},
-   config: {device_size: $e.device_size, runs: $e.runs, runtime_s: $e.runtime_s,
+   config: {device_size: $e.device_size, runs: $e.runs,
+	    swap_runs: ($e.swap_runs // $e.runs), runtime_s: $e.runtime_s,
 	    ramp_s: $e.ramp_s, queues: $e.queues, depth: $e.depth, pollq: $e.pollq,
 	    rmbd_has_pollq: $e.rmbd_has_pollq, direct: true},
    systems: $sys,
@@ -222,7 +226,8 @@ def x: if . == null then "-" else (fmt(2) + "x") end;
 
 . as $b
 | "rmbd benchmark \($b.date), commit \($b.commit)\(if $b.dirty then " (modified)" else "" end)",
-  "guest: Linux \($b.environment.guest_kernel), \($b.environment.vcpus) vCPUs, \($b.environment.mem_mib) MiB, rxe0 MTU \($b.environment.rxe_mtu) (netdev \($b.environment.netdev_mtu)), QEMU \($b.environment.accel // "?"); \($b.config.device_size / 1048576 | floor) MiB devices",
+  "guest: Linux \($b.environment.guest_kernel), \($b.environment.vcpus) vCPUs, \($b.environment.mem_mib) MiB, rxe MTU \($b.environment.rxe_mtu) (netdev \($b.environment.netdev_mtu)), QEMU \($b.environment.accel // "?"); \($b.config.device_size / 1048576 | floor) MiB devices",
+  "network: \(if $b.environment.net == "two" then "client and target each on their own soft-RoCE device, the two ends of a veth pair; the target end receives on CPU mask 0x\($b.environment.rps_target)" else "one soft-RoCE device on a dummy netdev, client and target on one address (loopback)" end)",
   (select(any($b.jobs[]; .kind != "swap"))
    | "median of \($b.config.runs) runs of \($b.config.runtime_s) s (after \($b.config.ramp_s) s ramp), fio --direct=1; latency in us (submission to completion)",
      "rmbd/x = rmbd divided by the row: IOPS (= MB/s ratio) higher is better, latency lower is better",
@@ -245,7 +250,7 @@ def x: if . == null then "-" else (fmt(2) + "x") end;
 	else "n/a" | lpad(8) end)),
   ($b.jobs[] | select(.kind == "swap") as $j
    | "",
-     "\($j.name): median of \($b.config.runs) runs of swapverify \($j.swapverify_args) (a \($j.working_set_mib) MiB working set written, read back and checked)",
+     "\($j.name): median of \($b.config.swap_runs) runs of swapverify \($j.swapverify_args) (a \($j.working_set_mib) MiB working set written, read back and checked)",
      "in a cgroup with memory.max \($j.memory_max_mib)M, each device in turn the only swap; no-limit: no memory.max, no swap used",
      "time: completion time in s, write and verify: the program phases; out/in: MiB swapped out and in",
      "(pswpout/pswpin); KiB/wr, KiB/rd: mean size of a write and of a read request on the device; rmbd/x time: lower is better",

@@ -15,6 +15,8 @@
 #                       "swap" is the swap job, the others are fio's)
 #   RMBD_BENCH_RUNS     runs of each job on each system (default 3; the table
 #                       shows the median)
+#   RMBD_BENCH_SWAP_RUNS  runs of the swap job on each system (default 7:
+#                       a run is one pass of one program, a few seconds)
 #   RMBD_BENCH_RUNTIME  seconds measured per run (default 5)
 #   RMBD_BENCH_RAMP     seconds of ramp before each run (default 1)
 #   RMBD_BENCH_SIZE     size of every device, e.g. 512M, 1G (default 512M)
@@ -26,6 +28,13 @@
 #   RMBD_BENCH_POLLQ    poll queues for rmbd (pollq N, when the CLI has it)
 #                       and nvme-rdma (--nr-poll-queues); default 1, for the
 #                       io_uring --hipri job; 0 for none
+#   RMBD_BENCH_NET      "two" (default): the client's and the target's
+#                       soft-RoCE devices on the two ends of a veth pair,
+#                       the target end's receive steered to the last CPU;
+#                       "loop": one rxe0 on a dummy netdev, loopback
+#   RMBD_BENCH_RPS_TARGET, RMBD_BENCH_RPS_CLIENT  RPS CPU masks (hex) of the
+#                       target and client ends with RMBD_BENCH_NET=two
+#                       (default: the last CPU, and 0: no steering)
 #   RMBD_BENCH_OUT      output directory (default selftests/results/bench)
 #   RMBD_VM_MEM         guest memory (default: 1 GiB plus one device per
 #                       system)
@@ -49,7 +58,7 @@ repo=$(cd "$here/../.." && pwd)
 # shellcheck source=tools/bench/jobs.sh
 source "$here/jobs.sh"
 
-die() { echo "bench: $*" >&2; exit "${2:-1}"; }
+die() { echo "bench: $1" >&2; exit "${2:-1}"; }
 
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then
 	awk 'NR < 3 {next} !/^#/ {exit} {print}' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
@@ -69,6 +78,7 @@ posint() {	# NAME VALUE
 	[[ $2 =~ ^[1-9][0-9]*$ ]] || die "$1 must be a positive integer, not '$2'" 2
 }
 runs=${RMBD_BENCH_RUNS:-3};       posint RMBD_BENCH_RUNS "$runs"
+swap_runs=${RMBD_BENCH_SWAP_RUNS:-7}; posint RMBD_BENCH_SWAP_RUNS "$swap_runs"
 runtime=${RMBD_BENCH_RUNTIME:-5}; posint RMBD_BENCH_RUNTIME "$runtime"
 ramp=${RMBD_BENCH_RAMP:-1}
 [[ $ramp =~ ^[0-9]+$ ]] || die "RMBD_BENCH_RAMP must be a number of seconds" 2
@@ -81,6 +91,11 @@ size=$(numfmt --from=iec "${RMBD_BENCH_SIZE:-512M}" 2>/dev/null) ||
 (( size >= 64 << 20 && size % (1 << 20) == 0 )) ||
 	die "RMBD_BENCH_SIZE must be a multiple of 1M and at least 64M" 2
 
+net=${RMBD_BENCH_NET:-two}
+[[ $net == two || $net == loop ]] || die "RMBD_BENCH_NET must be two or loop" 2
+for v in RMBD_BENCH_RPS_TARGET RMBD_BENCH_RPS_CLIENT; do
+	[[ ${!v:-0} =~ ^[0-9a-fA-F]{1,8}$ ]] || die "$v must be a CPU mask in hex, e.g. 2" 2
+done
 out=${RMBD_BENCH_OUT:-$repo/selftests/results/bench}
 mkdir -p "$out" || die "cannot create $out"
 out=$(cd "$out" && pwd)
@@ -121,7 +136,7 @@ for s in "${systems[@]}"; do
 done
 estimate=$(( 60 + ${#systems[@]} * ((nfio > 0) * size / 30000000 + 5) +
 	nfio * runs * (3 + ${#systems[@]} * (ramp + runtime + 1)) +
-	nswap * (runs + 1) * swap_sys * 15 ))
+	nswap * (swap_runs + 1) * swap_sys * 15 ))
 tmo=$(( estimate * 2 + 300 ))
 
 # run-vm.sh runs scripts from inside the work tree only: a small generated
@@ -136,8 +151,12 @@ wrapper=$jobdir/bench.sh
 	printf 'export RMBD_BENCH_SYSTEMS=%q\n' "${systems[*]}"
 	printf 'export RMBD_BENCH_JOBS=%q\n' "${jobs[*]}"
 	printf 'export RMBD_BENCH_RUNS=%q RMBD_BENCH_RUNTIME=%q RMBD_BENCH_RAMP=%q\n' "$runs" "$runtime" "$ramp"
+	printf 'export RMBD_BENCH_SWAP_RUNS=%q\n' "$swap_runs"
 	printf 'export RMBD_BENCH_SIZE=%q RMBD_BENCH_QUEUES=%q RMBD_BENCH_DEPTH=%q RMBD_BENCH_POLLQ=%q\n' \
 		"$size" "$queues" "$depth" "$pollq"
+	printf 'export RMBD_BENCH_NET=%q\n' "$net"
+	[[ -n ${RMBD_BENCH_RPS_TARGET:-} ]] && printf 'export RMBD_BENCH_RPS_TARGET=%q\n' "$RMBD_BENCH_RPS_TARGET"
+	[[ -n ${RMBD_BENCH_RPS_CLIENT:-} ]] && printf 'export RMBD_BENCH_RPS_CLIENT=%q\n' "$RMBD_BENCH_RPS_CLIENT"
 	printf 'exec bash %q\n' "$here/guest.sh"
 } > "$wrapper"
 
