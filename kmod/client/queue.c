@@ -409,9 +409,39 @@ static void rmbd_c_admin_free(struct rmbd_c_dev *dev)
 }
 
 /*
+ * rmbd_c_post_begin() and rmbd_c_post_end() bracket every ib_post_send()
+ * of the I/O path and of keepalives.
+ *
+ * Bottom halves off: a provider that moves the work on in a softirq
+ * (soft-RoCE's tasklets) then runs it as they come back on, here, instead
+ * of waking ksoftirqd, a thread that waits its turn behind the submitter
+ * on this CPU.  For a NIC, which rings a doorbell, it costs nothing.
+ *
+ * PF_MEMALLOC set, as nbd sends: the I/O may be what frees memory
+ * (swap-out, writeback), and such a provider allocates a packet per
+ * segment with GFP_ATOMIC, failing the work request (and with it the
+ * session) when it cannot.  In a softirq run by a PF_MEMALLOC task those
+ * allocations may use the emergency reserves.  So the flag is restored
+ * only after local_bh_enable(), where that softirq runs.
+ */
+static unsigned int rmbd_c_post_begin(void)
+{
+	unsigned int noreclaim = memalloc_noreclaim_save();
+
+	local_bh_disable();
+	return noreclaim;
+}
+
+static void rmbd_c_post_end(unsigned int noreclaim)
+{
+	local_bh_enable();
+	memalloc_noreclaim_restore(noreclaim);
+}
+
+/*
  * Send the request in send_buf and wait for its reply in recv_buf.  The
  * admin queue carries one request at a time.  A keepalive that cannot be
- * sent parks the I/O: it is posted like I/O (see rmbd_c_post_batch()).
+ * sent parks the I/O: it is posted like I/O (rmbd_c_post_begin()).
  */
 static int rmbd_c_admin_xfer(struct rmbd_c_dev *dev, u16 opcode, size_t len,
 			     const char **why)
@@ -448,11 +478,9 @@ static int rmbd_c_admin_xfer(struct rmbd_c_dev *dev, u16 opcode, size_t len,
 	ret = ib_post_recv(qp, &rwr, NULL);
 	if (ret)
 		return ret;
-	noreclaim = memalloc_noreclaim_save();
-	local_bh_disable();
+	noreclaim = rmbd_c_post_begin();
 	ret = ib_post_send(qp, &swr, NULL);
-	local_bh_enable();
-	memalloc_noreclaim_restore(noreclaim);
+	rmbd_c_post_end(noreclaim);
 	if (ret)
 		return ret;
 	if (!wait_for_completion_timeout(&dev->send_done, RMBD_C_ADMIN_TIMEOUT) ||
@@ -1053,19 +1081,9 @@ static bool rmbd_c_req_has_wr(const struct rmbd_c_req *req,
  *
  * The last one is signaled and covers the others.  Requests that could
  * not be posted complete with an error, and the queue pair is failed so
- * that those posted before them complete too.
- *
- * Posts with bottom halves off.  A provider that moves the work on in a
- * softirq (soft-RoCE's tasklets) then runs it as they come back on, here,
- * instead of waking ksoftirqd, a thread that waits its turn behind the
- * submitter on this CPU.  For a NIC, which rings a doorbell, it costs
- * nothing.
- *
- * And posts with PF_MEMALLOC set, as nbd sends: the I/O may be what frees
- * memory (swap-out, writeback), and such a provider allocates a packet
- * per segment with GFP_ATOMIC, failing the work request (and with it the
- * session) when it cannot.  In a softirq run by a PF_MEMALLOC task those
- * allocations may use the emergency reserves.
+ * that those posted before them complete too.  Posts between
+ * rmbd_c_post_begin() and rmbd_c_post_end(): with bottom halves off and
+ * PF_MEMALLOC set.
  */
 void rmbd_c_post_batch(struct rmbd_c_queue *q)
 {
@@ -1077,8 +1095,7 @@ void rmbd_c_post_batch(struct rmbd_c_queue *q)
 	bool hit = false;
 	int ret;
 
-	noreclaim = memalloc_noreclaim_save();
-	local_bh_disable();
+	noreclaim = rmbd_c_post_begin();
 	spin_lock_irqsave(&q->lock, flags);
 	if (list_empty(&q->batch)) {
 		spin_unlock_irqrestore(&q->lock, flags);
@@ -1123,6 +1140,5 @@ void rmbd_c_post_batch(struct rmbd_c_queue *q)
 		}
 	}
 out:
-	local_bh_enable();
-	memalloc_noreclaim_restore(noreclaim);
+	rmbd_c_post_end(noreclaim);
 }
