@@ -49,7 +49,7 @@ source "$repo/selftests/vm/tests/lib.sh"
 
 size=${RMBD_BENCH_SIZE:-536870912}
 runs=${RMBD_BENCH_RUNS:-3}
-swap_runs=${RMBD_BENCH_SWAP_RUNS:-7}
+swap_runs=${RMBD_BENCH_SWAP_RUNS:-15}
 runtime=${RMBD_BENCH_RUNTIME:-5}
 ramp=${RMBD_BENCH_RAMP:-1}
 queues=${RMBD_BENCH_QUEUES:-}

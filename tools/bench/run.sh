@@ -13,9 +13,9 @@
 #                       (default: rmbd,nvme-rdma,nbd,brd)
 #   RMBD_BENCH_JOBS     jobs to run (default: all; names in tools/bench/jobs.sh;
 #                       "swap" is the swap job, the others are fio's)
-#   RMBD_BENCH_RUNS     runs of each job on each system (default 3; the table
+#   RMBD_BENCH_RUNS     runs of each fio job on each system (default 3; the table
 #                       shows the median)
-#   RMBD_BENCH_SWAP_RUNS  runs of the swap job on each system (default 7:
+#   RMBD_BENCH_SWAP_RUNS  runs of the swap job on each system (default 15:
 #                       a run is one pass of one program, a few seconds)
 #   RMBD_BENCH_RUNTIME  seconds measured per run (default 5)
 #   RMBD_BENCH_RAMP     seconds of ramp before each run (default 1)
@@ -78,7 +78,7 @@ posint() {	# NAME VALUE
 	[[ $2 =~ ^[1-9][0-9]*$ ]] || die "$1 must be a positive integer, not '$2'" 2
 }
 runs=${RMBD_BENCH_RUNS:-3};       posint RMBD_BENCH_RUNS "$runs"
-swap_runs=${RMBD_BENCH_SWAP_RUNS:-7}; posint RMBD_BENCH_SWAP_RUNS "$swap_runs"
+swap_runs=${RMBD_BENCH_SWAP_RUNS:-15}; posint RMBD_BENCH_SWAP_RUNS "$swap_runs"
 runtime=${RMBD_BENCH_RUNTIME:-5}; posint RMBD_BENCH_RUNTIME "$runtime"
 ramp=${RMBD_BENCH_RAMP:-1}
 [[ $ramp =~ ^[0-9]+$ ]] || die "RMBD_BENCH_RAMP must be a number of seconds" 2
@@ -178,7 +178,10 @@ jq -n --arg commit "$commit" --argjson dirty "$dirty" \
 
 echo "bench: commit $commit$([[ $dirty == true ]] && echo ' (modified)'), systems: ${systems[*]}"
 echo "bench: jobs: ${jobs[*]}"
-echo "bench: $runs x (${ramp}+${runtime} s) per job and system, $(( size >> 20 )) MiB devices, VM $RMBD_VM_MEM ${RMBD_VM_SMP:-2} vCPUs ($accel)"
+what=()
+(( nfio )) && what+=("$runs x (${ramp}+${runtime} s) per fio job and system")
+(( nswap )) && what+=("$swap_runs runs of the swap job per system")
+echo "bench: $(IFS=,; echo "${what[*]}" | sed 's/,/, /g'), $(( size >> 20 )) MiB devices, VM $RMBD_VM_MEM ${RMBD_VM_SMP:-2} vCPUs ($accel), network $net"
 echo "bench: about $(( (estimate + 59) / 60 )) minutes"
 
 # The VM's results directory: emptied here so that nothing of an earlier
