@@ -516,21 +516,36 @@ swaps_active() { tail -n +2 /proc/swaps | awk '{print $1}'; }
 # How often, and how long, reclaim was throttled (vmscan's throttle
 # tracepoint, counted by a histogram trigger): reclaim that waits for the
 # swap device's writes to finish shows up here.  Empty when tracing is
-# not there.
+# not there.  The trigger is registered once for the whole job and
+# cleared before each run: registering one patches kernel text on every
+# CPU, and doing that twice a run once hung a TCG guest for good (one
+# vCPU looping on the int3 of the patch site, the other waiting for it
+# in text_poke_bp()).
 throttle_ev=/sys/kernel/tracing/events/vmscan/mm_vmscan_throttled
 throttle_hist='hist:keys=reason:vals=hitcount,usec_delayed'
-throttle_begin() {
+throttle_on=0
+throttle_setup() {
 	[[ -d $throttle_ev ]] ||
 		mount -t tracefs nodev /sys/kernel/tracing 2> /dev/null || true
-	{ echo "$throttle_hist" > "$throttle_ev/trigger"; } 2> /dev/null || true
+	{ echo "$throttle_hist" > "$throttle_ev/trigger"; } 2> /dev/null && throttle_on=1
+}
+throttle_teardown() {
+	(( throttle_on )) || return 0
+	{ echo "!$throttle_hist" > "$throttle_ev/trigger"; } 2> /dev/null
+	throttle_on=0
+}
+throttle_begin() {
+	(( throttle_on )) || return 0
+	# Without the clear, the counts would be those of every run so far.
+	{ echo "$throttle_hist:clear" >> "$throttle_ev/trigger"; } 2> /dev/null || throttle_teardown
 }
 # Print {"REASON": {"count": N, "ms": N}, ...}, or null when the trigger
-# was not there.
+# is not there.
 throttle_end() {
 	local h
+	(( throttle_on )) || { echo null; return; }
 	h=$(cat "$throttle_ev/hist" 2> /dev/null) || { echo null; return; }
 	[[ $h == *"trigger info"* ]] || { echo null; return; }
-	{ echo "!$throttle_hist" > "$throttle_ev/trigger"; } 2> /dev/null || true
 	awk '
 		BEGIN { n[1] = "writeback"; n[2] = "isolated"; n[4] = "noprogress"; n[8] = "congested" }
 		/^\{ reason:/ {
@@ -680,6 +695,7 @@ swap_job() {
 	[[ $(cat /sys/module/zswap/parameters/enabled 2> /dev/null) == Y ]] &&
 		echo N > /sys/module/zswap/parameters/enabled
 	say "$j: swapverify $swap_args, memory.max $(( swap_mib / 2 ))M, swap on: ${swap_live[*]}"
+	throttle_setup
 	# A run on each first that does not count ($j.warm-up.*): the first
 	# runs after boot were the slowest, on every system.  A system whose
 	# warm-up fails runs no more: its counted runs say why.
@@ -699,6 +715,7 @@ swap_job() {
 			swap_run "$res/swap/$s/$j.$r" "$s"
 		done
 	done
+	throttle_teardown
 }
 
 for j in "${jobs[@]}"; do
