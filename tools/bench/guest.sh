@@ -136,7 +136,7 @@ setup_net_two() {
 		sysctl -q -w "net.ipv4.conf.$i.accept_local=1" "net.ipv4.conf.$i.rp_filter=0" || return 1
 	done
 	# Locally sent packets to either address leave through the pair
-	# (table 201); packets coming in on it are delivered (the local
+	# (tables 201, 202); packets coming in on it are delivered (the local
 	# table, looked up after them).
 	ip route add $t dev c0 src $c table 201 &&
 	ip route add $c dev t0 src $t table 202 &&
