@@ -189,7 +189,7 @@ jq -n \
 	  jobs: ($jobs / " ")}' > "$res/env.json"
 say "kernel $(uname -r), $(nproc) vCPUs, $(awk '/^MemTotal/ {print int($2/1024) " MiB"}' /proc/meminfo), $rxe_dev active MTU ${rxe_mtu:-unknown} ($net_dev MTU $(cat /sys/class/net/$net_dev/mtu 2>/dev/null)), network $net"
 say "systems: ${systems[*]}; jobs: ${jobs[*]}"
-say "device size $(( size >> 20 )) MiB, $runs runs of ${ramp}+${runtime} s per job and system"
+say "device size $(( size >> 20 )) MiB, $runs runs of ${ramp}+${runtime} s per fio job and system, $swap_runs runs of a swap job"
 
 # ---- setup -------------------------------------------------------------
 

@@ -178,10 +178,10 @@ jq -n --arg commit "$commit" --argjson dirty "$dirty" \
 
 echo "bench: commit $commit$([[ $dirty == true ]] && echo ' (modified)'), systems: ${systems[*]}"
 echo "bench: jobs: ${jobs[*]}"
-what=()
-(( nfio )) && what+=("$runs x (${ramp}+${runtime} s) per fio job and system")
-(( nswap )) && what+=("$swap_runs runs of the swap job per system")
-echo "bench: $(IFS=,; echo "${what[*]}" | sed 's/,/, /g'), $(( size >> 20 )) MiB devices, VM $RMBD_VM_MEM ${RMBD_VM_SMP:-2} vCPUs ($accel), network $net"
+what=
+(( nfio )) && what+="$runs x (${ramp}+${runtime} s) per fio job and system, "
+(( nswap )) && what+="$swap_runs runs of the swap job per system, "
+echo "bench: $what$(( size >> 20 )) MiB devices, VM $RMBD_VM_MEM ${RMBD_VM_SMP:-2} vCPUs ($accel), network $net"
 echo "bench: about $(( (estimate + 59) / 60 )) minutes"
 
 # The VM's results directory: emptied here so that nothing of an earlier
