@@ -6,7 +6,8 @@
 # kernel (selftests/debug-kernel: KASAN, lockdep, kmemleak, fault
 # injection; built first when it is not in the cache).  Prints TAP and
 # ends with one line "N passed, N failed, N skipped".  Exit status 1 when
-# a test failed.
+# a test failed.  A skip fails too unless selftests/expected-skips lists
+# it for its lane.
 #
 # usage: run.sh [VM-TEST...]     e.g. run.sh 01-data-verify 04-bad-input
 #   RMBD_SKIP_HOST=1  RMBD_SKIP_CHECKPATCH=1  RMBD_SKIP_VM=1  skip a part
@@ -37,8 +38,19 @@ failed=0
 skipped=0
 num=0
 
+# The skips that are right (selftests/expected-skips); any other fails.
+declare -A skip_ok=()
+while read -r name _; do
+	[[ -z $name || $name == \#* ]] || skip_ok[$name]=1
+done < "$here/expected-skips"
+
 result() {	# RC NAME [DETAIL]
 	num=$(( num + 1 ))
+	if [[ $1 == 4 && -z ${skip_ok[$2]:-} ]]; then
+		failed=$(( failed + 1 ))
+		echo "not ok $num $2 # unexpected SKIP (not in selftests/expected-skips): ${3:-}"
+		return
+	fi
 	case "$1" in
 	0) passed=$(( passed + 1 )); echo "ok $num $2${3:+ # $3}" ;;
 	4) skipped=$(( skipped + 1 )); echo "ok $num $2 # SKIP ${3:-}" ;;
@@ -53,6 +65,13 @@ run_one() {	# NAME CMD...
 	t0=$(date +%s)
 	out=$("$@" 2>&1) || rc=$?
 	[[ -n $out ]] && sed 's/^/# /' <<< "$out"
+	# A TAP line of its own that skipped (prove passes those) counts as
+	# NAME/DESCRIPTION: only an expected one may.
+	local line
+	while IFS= read -r line; do
+		[[ $line =~ ^ok\ [0-9]+\ -\ (.*[^\ ])\ +#\ SKIP\ ?(.*)$ ]] &&
+			result 4 "$name/${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
+	done <<< "$out"
 	if (( rc == 4 )); then
 		result 4 "$name" "$(grep '^SKIP: ' <<< "$out" | tail -n 1 | cut -c7-)"
 	else
