@@ -73,10 +73,60 @@ dmesg -w > /tmp/kmsg.log 2>&1 &
 
 kmsg_lines() { wc -l < /tmp/kmsg.log; }
 
-# Print the kernel errors logged after line $1 of the kernel log.
-kmsg_errors() {
+# The log is read in windows, one per test, each from where the last one
+# ended (the first from the boot's first line) to a second after the
+# test's cleanup, so that every line falls in exactly one: close_window
+# closes the current window, copies its lines to FILE and sets errs to
+# the kernel errors among them, after the tasks left stuck (stuck_tasks
+# below).  Not in a subshell: it keeps state.
+win_start=0
+close_window() {	# FILE
+	local end
+	stuck_tasks > /tmp/stuck.log
 	sleep 1
-	tail -n +$(( $1 + 1 )) /tmp/kmsg.log | kmsg_reports
+	end=$(kmsg_lines)
+	sed -n "$(( win_start + 1 )),${end}p" /tmp/kmsg.log > "$1"
+	win_start=$end
+	errs=$(cat /tmp/stuck.log; kmsg_reports < "$1")
+}
+
+# Tasks in uninterruptible sleep, "PID COMM" a line, bash builtins only.
+d_tasks() {
+	local p st
+	for p in /proc/[0-9]*; do
+		{ read -r st < "$p/stat"; } 2> /dev/null || continue
+		# "PID (COMM) STATE ...": COMM may hold spaces and parentheses.
+		[[ ${st##*) } == D\ * ]] || continue
+		st=${st#*(}
+		printf '%s %s\n' "${p#/proc/}" "${st%)*}"
+	done
+}
+
+# A task that a test left in D state is a hang the hung-task detector
+# would report only 30 to 60 s later, in another test's window or after
+# the last one.  Wait up to 30 s for every task to leave D state and
+# print, as kernel errors of this window, those that stayed all along
+# (once each: one stuck for good is not waited for again).
+declare -A stuck_seen=()
+stuck_tasks() {
+	local i pid comm cur left=() keep
+	while read -r pid comm; do
+		[[ -n $pid && -z ${stuck_seen[$pid]:-} ]] && left+=("$pid $comm")
+	done <<< "$(d_tasks)"
+	for (( i = 0; i < 30 && ${#left[@]}; i++ )); do
+		sleep 1
+		cur=" $(d_tasks | while read -r pid _; do printf '%s ' "$pid"; done)"
+		keep=()
+		for pid in "${left[@]}"; do
+			[[ $cur == *" ${pid%% *} "* ]] && keep+=("$pid")
+		done
+		left=("${keep[@]}")
+	done
+	for pid in "${left[@]}"; do
+		stuck_seen[${pid%% *}]=1
+		echo "task ${pid%% *} (${pid#* }) blocked in D state for more than 30 s:"
+		sed 's/^/  /' "/proc/${pid%% *}/stack" 2> /dev/null
+	done
 }
 
 # Soft-RoCE over a dummy netdev; MTU 4500 gives a 4096-byte RDMA MTU.
@@ -104,8 +154,8 @@ source "$REPO/selftests/vm/tests/lib.sh"
 # which would cost a debug VM 20 s.
 kmemleak=/sys/kernel/debug/kmemleak
 
-# Setup is reported as diagnostics; a failure there marks the "vm" result.
-start_line=$(kmsg_lines)
+# Setup is reported as diagnostics; a failure there, or a kernel error
+# since the boot, marks the "vm" result.
 {
 	echo "guest: kernel $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ {print $2 " kB"}' /proc/meminfo)"
 	setup_ok=1
@@ -115,9 +165,9 @@ start_line=$(kmsg_lines)
 	(( setup_ok ))
 } > "$out/setup.log" 2>&1
 while IFS= read -r l; do ktap "# $l"; done < "$out/setup.log"
-errs=$(kmsg_errors "$start_line")
+close_window "$out/setup.dmesg"
 if [[ -n $errs ]]; then
-	ktap "# vm-error: kernel errors during setup"
+	ktap "# vm-error: kernel errors during the boot or setup"
 	while IFS= read -r l; do ktap "# $l"; done <<< "$errs"
 fi
 
@@ -131,7 +181,6 @@ for t in "${TESTS[@]}"; do
 	name=$(basename "$t" .sh)
 	log=$out/$name.log
 	echo "$i $name $tmo" > "$out/current"
-	start_line=$(kmsg_lines)
 	t0=$(date +%s)
 	prefix="# "
 	(( RAW )) && prefix=
@@ -149,8 +198,7 @@ for t in "${TESTS[@]}"; do
 	fi
 	cat /tmp/reset.log >> "$log"
 
-	errs=$(kmsg_errors "$start_line")
-	tail -n +$(( start_line + 1 )) /tmp/kmsg.log > "$out/$name.dmesg"
+	close_window "$out/$name.dmesg"
 	if [[ -n $errs ]]; then
 		ktap "# kernel errors during $name:"
 		while IFS= read -r l; do ktap "# $l"; done <<< "$errs"
@@ -180,15 +228,21 @@ for t in "${TESTS[@]}"; do
 	fi
 done
 
-# Leaks: unload rmbd, so that what only its module data still pointed
-# to counts too, then scan twice (an object must be seen unreferenced by
-# two scans) and read the report.
+# After the last test: unload rmbd (its exit paths run here, in a window
+# of their own), and on a kernel with kmemleak (the debug kernel) scan
+# twice (an object must be seen unreferenced by two scans) and read the
+# report: with the modules gone, what only their data pointed to counts.
+echo "0 teardown 600" > "$out/current"
+for m in rmbd_client rmbd_target; do
+	[[ -d /sys/module/$m ]] || continue
+	if ! rmmod "$m" > /tmp/rmmod.err 2>&1; then
+		ktap "# vm-error: rmmod $m after the last test failed: $(tr '\n' ' ' < /tmp/rmmod.err)"
+	fi
+done
 if [[ -w $kmemleak ]]; then
-	echo "0 kmemleak 600" > "$out/current"
-	rmmod rmbd_client rmbd_target 2> /dev/null
-	echo scan > "$kmemleak"
-	sleep 5
-	echo scan > "$kmemleak"
+	if ! { echo scan > "$kmemleak" && sleep 5 && echo scan > "$kmemleak"; } 2> /tmp/kmemleak.err; then
+		ktap "# vm-error: kmemleak scan failed: $(tr '\n' ' ' < /tmp/kmemleak.err)"
+	fi
 	cat "$kmemleak" > "$out/kmemleak.log" 2>&1
 	if grep -q '^unreferenced object' "$out/kmemleak.log"; then
 		ktap "# vm-error: kmemleak: $(grep -c '^unreferenced object' "$out/kmemleak.log") unreferenced objects after the last test:"
@@ -196,6 +250,11 @@ if [[ -w $kmemleak ]]; then
 	else
 		ktap "# kmemleak: no leaks after the last test"
 	fi
+fi
+close_window "$out/teardown.dmesg"
+if [[ -n $errs ]]; then
+	ktap "# vm-error: kernel errors after the last test (module unload, kmemleak):"
+	while IFS= read -r l; do ktap "# $l"; done <<< "$errs"
 fi
 
 echo done > "$out/current"

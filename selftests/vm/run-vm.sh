@@ -235,12 +235,14 @@ run_boot() {	# FIRST COUNT MEM OUT LABEL
 		done
 	fi
 
+	# init_on_alloc=0: Debian's kernel zeroes every allocation by
+	# default, which would hide memory rmbd hands out without zeroing.
 	local qemu=(
 		qemu-system-x86_64 "${accel[@]}" -m "$mem" -smp "$smp"
 		-nographic -no-reboot -monitor none -nic none
 		-serial "file:$out/console.log"
 		-kernel "$kernel" -initrd "$initrd"
-		-append "console=ttyS0 panic=-1 mitigations=off rmbd.guest=$vm_dir/guest.sh"
+		-append "console=ttyS0 panic=-1 mitigations=off init_on_alloc=0 rmbd.guest=$vm_dir/guest.sh"
 		-fsdev "local,id=root,path=/,security_model=none,readonly=on,multidevs=remap"
 		-device virtio-9p-pci,fsdev=root,mount_tag=rootfs
 		-fsdev "local,id=repo,path=$repo,security_model=none,readonly=on,multidevs=remap"
@@ -335,9 +337,22 @@ run_boot() {	# FIRST COUNT MEM OUT LABEL
 	fi
 
 	# The VM booted, ran everything and stopped on its own, in time, with
-	# no kernel error outside the tests.
+	# no kernel error outside the tests, and none on its console that the
+	# guest did not see in its own log (which the tests' windows cover
+	# whole): a report the guest missed, or one logged after it stopped
+	# reading (the shutdown).
 	if [[ -z $why ]] && grep -qa '^# vm-error' "$out/ktap"; then
 		why="kernel errors outside the tests"
+	fi
+	if [[ -z $why ]]; then
+		local cerrs
+		cerrs=$(vm_console_reports "$out/console.log" |
+			{ grep -avxFf <(tr -d '\r' < "$out/dmesg.log" 2> /dev/null) || true; })
+		if [[ -n $cerrs ]]; then
+			echo "# kernel errors on the console missing from the guest's log:"
+			diag <<< "$cerrs"
+			why="kernel errors on the console"
+		fi
 	fi
 	if [[ -n $why ]]; then
 		if [[ $why != kernel* ]]; then
