@@ -168,15 +168,30 @@ for i in 1 2 3 4; do
 done > /tmp/del.extents
 [[ -s /tmp/del.extents ]] || fail "filefrag listed no extents for the files to delete"
 
-# Non-zero bytes in the deleted files' blocks on the device.
-nonzero() {
-	local start len
-	while read -r start len; do
-		dd if="/dev/$dev" bs=4096 skip="$start" count="$len" iflag=direct status=none
-	done < /tmp/del.extents | tr -d '\0' | wc -c
+# Count the bytes that are not zero in FILE into nz: a failed or short
+# read is a failure, never zeros.
+count_nonzero() {	# FILE EXPECTED-SIZE
+	local got
+	got=$(stat -c %s "$1")
+	(( got == $2 )) || fail "read $got bytes of /dev/$dev, expected $2"
+	nz=$(tr -d '\0' < "$1" | wc -c)
+	[[ $nz =~ ^[0-9]+$ ]] || fail "cannot count the bytes of $1"
 }
-n=$(nonzero)
-(( n > 0 )) || fail "the files to delete read as zeros before fstrim"
+
+# The non-zero bytes in the deleted files' blocks on the device, into nz.
+nonzero() {
+	local start len total=0
+	: > /tmp/del.bytes
+	while read -r start len; do
+		dd if="/dev/$dev" bs=4096 skip="$start" count="$len" iflag=direct \
+			status=none >> /tmp/del.bytes ||
+			fail "reading the blocks $start+$len of /dev/$dev failed"
+		total=$(( total + len * 4096 ))
+	done < /tmp/del.extents
+	count_nonzero /tmp/del.bytes "$total"
+}
+nonzero
+(( nz > 0 )) || fail "the files to delete read as zeros before fstrim"
 
 rm "$mnt"/del*
 sync
@@ -185,8 +200,8 @@ trimmed=$(sed -n 's/.*(\([0-9]*\) bytes) trimmed.*/\1/p' /tmp/fstrim.out)
 log "fstrim: $(cat /tmp/fstrim.out)"
 [[ -n $trimmed ]] || fail "cannot read the trimmed bytes from fstrim -v"
 (( trimmed >= 8 * MiB )) || fail "fstrim trimmed $trimmed bytes, less than the 8 MiB deleted"
-n=$(nonzero)
-(( n == 0 )) || fail "$n bytes of the deleted files' $(wc -l < /tmp/del.extents) extents are not zero after fstrim"
+nonzero
+(( nz == 0 )) || fail "$nz bytes of the deleted files' $(wc -l < /tmp/del.extents) extents are not zero after fstrim"
 log "the deleted files' $(wc -l < /tmp/del.extents) extents read as zeros after fstrim"
 fstrim -v "$mnt" > /tmp/fstrim.out 2>&1 || { cat /tmp/fstrim.out; fail "second fstrim failed"; }
 log "fstrim again: $(cat /tmp/fstrim.out)"
@@ -208,8 +223,11 @@ mkswap "/dev/$dev" > /dev/null || fail "mkswap failed"
 swapon --discard "/dev/$dev" || fail "swapon --discard failed"
 grep -q "^/dev/$dev " /proc/swaps || fail "/dev/$dev not in /proc/swaps"
 # Everything after the header page was discarded; the header is intact.
-n=$(dd if="/dev/$dev" bs=64k iflag=direct,skip_bytes skip=4096 status=none | tr -d '\0' | wc -c)
-(( n == 0 )) || fail "$n bytes after the swap header are not zero after swapon --discard"
+dd if="/dev/$dev" of=/tmp/swap.bytes bs=64k iflag=direct,skip_bytes skip=4096 status=none ||
+	fail "reading /dev/$dev after swapon --discard failed"
+count_nonzero /tmp/swap.bytes $(( size - 4096 ))
+rm -f /tmp/swap.bytes
+(( nz == 0 )) || fail "$nz bytes after the swap header are not zero after swapon --discard"
 [[ $(dd if="/dev/$dev" bs=4096 count=1 iflag=direct status=none | tail -c 10) == SWAPSPACE2 ]] ||
 	fail "swapon --discard damaged the swap header"
 log "swapon --discard: all but the header page is zeros"
@@ -232,10 +250,18 @@ sum=$(
 used=$(awk -v d="/dev/$dev" '$1 == d {print $4}' /proc/swaps)
 (( used > 0 )) || fail "no swap used on /dev/$dev"
 log "swap in use: $used KiB on /dev/$dev"
+# Read back while swapped out (page faults read /dev/$dev), then once
+# more after swapoff has brought every page back (with the group's limit
+# lifted: the pages are charged to it).
 [[ $(sha256sum < /tmp/rmbd-swapfill | cut -c1-64) == "$sum" ]] || fail "the file swapped out differs"
+used=$(awk -v d="/dev/$dev" '$1 == d {print $4}' /proc/swaps)
+(( used > 0 )) || fail "no swap used on /dev/$dev before swapoff"
+echo max > "$cg/memory.max"
+swapoff "/dev/$dev" || fail "swapoff failed"
+[[ $(sha256sum < /tmp/rmbd-swapfill | cut -c1-64) == "$sum" ]] ||
+	fail "the file differs after swapoff brought its $used KiB back"
 rm -f /tmp/rmbd-swapfill
 rmdir "$cg"
-swapoff "/dev/$dev" || fail "swapoff failed"
 [[ $(blkid -p -o value -s TYPE "/dev/$dev") == swap ]] || fail "no swap signature after swapoff"
-log "swapped-out file read back intact, swapoff done; swap part $(( $(date +%s) - t0 )) s"
+log "swapped-out file read back intact, and again after swapoff brought $used KiB back; swap part $(( $(date +%s) - t0 )) s"
 dev_disconnect "$dev"

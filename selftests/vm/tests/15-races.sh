@@ -27,10 +27,14 @@ for (( r = 1; r <= rounds; r++ )); do
 			queues 1 depth 16 > "$out/c$j" 2>&1 &
 		pids+=("$!")
 	done
+	# A disconnect may lose (the device went meanwhile), never hang.
+	rm -f "$out/hung"
 	(
 		sleep "0.$(( RANDOM % 5 ))"
 		for d in $("$RMBD_BIN" -j dev show 2> /dev/null | jq -r '.[].name' 2> /dev/null); do
-			timeout -k 5 60 "$RMBD_BIN" dev disconnect "$d" 2> /dev/null || true
+			rc=0
+			timeout -k 5 60 "$RMBD_BIN" dev disconnect "$d" 2> /dev/null || rc=$?
+			(( rc != 124 && rc != 137 )) || echo "dev disconnect $d" >> "$out/hung"
 		done
 	) &
 	pids+=("$!")
@@ -44,6 +48,7 @@ for (( r = 1; r <= rounds; r++ )); do
 		wait "$p" || rc=$?
 		(( rc != 124 && rc != 137 )) || fail "round $r: a command hung for 60 s"
 	done
+	[[ ! -e $out/hung ]] || fail "round $r: $(head -n 1 "$out/hung") hung for 60 s"
 	rc=0
 	wait "$rm_pid" || rc=$?
 	(( rc != 124 && rc != 137 )) || fail "round $r: rmmod hung for 60 s"
@@ -58,6 +63,7 @@ for (( r = 1; r <= rounds; r++ )); do
 done
 log "$rounds rounds: $connects connects succeeded, rmmod won $rmmods times"
 (( connects > 0 )) || fail "no connect ever succeeded: the races were not raced"
+(( rmmods > 0 )) || fail "rmmod never won: module unload was not raced"
 
 # Clean up: every device goes, the module unloads, the target lets go.
 rmbd_modules_loaded || rmbd_load_modules || fail "cannot load the modules again"
