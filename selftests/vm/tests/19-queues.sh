@@ -1,0 +1,64 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Queues: a device has one hardware queue per I/O and per poll queue
+# (/sys/block/rmbdN/mq) and one RC queue pair for each, besides its
+# admin queue's (rdma res show cm_id); with poll queues the block layer
+# polls (queue/io_poll, a hardware context of type poll), and io_uring
+# with hipri I/O on it writes and verifies every block.
+# timeout=300
+
+set -eu
+source "$(dirname "$0")/lib.sh"
+require_rmbd
+command -v fio > /dev/null || fail "fio not installed"
+
+out=/run/rmbd-queues
+mkdir -p "$out"
+dbg=/sys/kernel/debug/block
+
+# Connected queue pairs of a module: its rdma_cm ids that have one, in
+# the RDMA resource tracker (the queue pairs themselves are rdma_cm's).
+qps() {	# MODULE
+	rdma -j res show cm_id |
+		jq --arg c "$1" '[.[] | select((.comm == $c or .comm == "[\($c)]") and
+			.lqpn != null)] | length'
+}
+
+target_setup queues 64M
+qp_client0=$(qps rmbd_client)
+qp_target0=$(qps rmbd_target)
+dev=$(dev_connect queues queues 2 pollq 1 depth 32)
+log "connected: $(rmbd_cli -d dev show "$dev")"
+
+hw=$(find "/sys/block/$dev/mq" -mindepth 1 -maxdepth 1 -type d | wc -l)
+(( hw == 3 )) || fail "queues 2 pollq 1: $hw hardware queues in /sys/block/$dev/mq, expected 3"
+c=$(( $(qps rmbd_client) - qp_client0 ))
+t=$(( $(qps rmbd_target) - qp_target0 ))
+log "hardware queues: $hw; queue pairs: client $c, target $t"
+(( c == 4 )) || fail "client queue pairs: $c, expected 4 (admin, 2 I/O, 1 poll): $(rdma -j res show cm_id)"
+(( t == 4 )) || fail "target queue pairs: $t, expected 4 (admin, 2 I/O, 1 poll): $(rdma res show cm_id)"
+[[ $(cat "/sys/block/$dev/queue/io_poll") == 1 ]] ||
+	fail "queue/io_poll is $(cat "/sys/block/$dev/queue/io_poll") with a poll queue"
+
+# The poll queue's hardware context: one of type "poll".
+types=$(cat "$dbg/$dev"/hctx*/type | sort | uniq -c | tr -s ' \n' ' ')
+[[ $(grep -lx poll "$dbg/$dev"/hctx*/type | wc -l) == 1 ]] ||
+	fail "expected one hardware context of type poll in $dbg/$dev: $types"
+log "hardware context types:$types"
+
+fio --name=hipri --filename="/dev/$dev" --size=32M --rw=randwrite --bs=4k \
+	--ioengine=io_uring --hipri=1 --iodepth=8 --direct=1 \
+	--verify=crc32c --do_verify=1 --verify_fatal=1 --verify_state_save=0 \
+	--output-format=json --output="$out/fio.json" > "$out/fio.out" 2>&1 ||
+	fail "fio io_uring hipri: $(tail -n 5 "$out/fio.out") $(head -c 500 "$out/fio.json")"
+e=$(jq '.jobs[0].error' "$out/fio.json")
+(( e == 0 )) || fail "fio io_uring hipri reported error $e"
+w=$(jq '.jobs[0].write.io_kbytes' "$out/fio.json")
+r=$(jq '.jobs[0].read.io_kbytes' "$out/fio.json")
+(( w >= 32768 && r >= 32768 )) || fail "fio wrote $w KiB and verified $r KiB, expected 32768 each"
+log "io_uring hipri: $w KiB written and $r KiB verified"
+
+dev_disconnect "$dev"
+(( $(qps rmbd_client) == qp_client0 )) || fail "client queue pairs left after disconnect: $(rdma res show cm_id)"
+rmbd_ok export del queues
