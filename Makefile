@@ -9,6 +9,9 @@
 #   make check-debug  the whole VM suite on a debug kernel (KASAN, lockdep,
 #                   kmemleak, fault injection) built from linux-source-6.1
 #                   into the cache when it is not there (as root)
+#   make check-mutants  break the modules on purpose (selftests/mutants)
+#                   and show that the VM tests catch each break (as root;
+#                   MUTANTS="a b" for some)
 #   make demo       remote memory as a file system and as swap, in a VM on
 #                   soft-RoCE
 #   make bench      fio on rmbd, nvme-rdma, nbd and brd in a VM (as root;
@@ -26,7 +29,7 @@ include $(src)/Kbuild
 else
 
 .PHONY: all modules lib tools deps check check-host check-vm check-debug demo \
-	bench clean checkpatch sparse
+	bench clean checkpatch sparse check-mutants
 
 all: modules lib tools
 
@@ -51,6 +54,10 @@ check-debug: deps
 	RMBD_SKIP_HOST=1 RMBD_SKIP_CHECKPATCH=1 RMBD_SKIP_VM=1 RMBD_WITH_DEBUG=1 \
 		RMBD_DEBUG_TESTS=$${RMBD_DEBUG_TESTS:-all} \
 		./selftests/run.sh $(T)
+
+check-mutants: deps
+	$(MAKE) all
+	./selftests/mutants/run.sh $(MUTANTS)
 
 demo: deps
 	$(MAKE) all
