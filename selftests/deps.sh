@@ -17,6 +17,8 @@ required=(
 	linux-headers-amd64
 	libnl-3-dev
 	libnl-genl-3-dev
+	libibverbs-dev
+	librdmacm-dev
 	pkg-config
 	qemu-system-x86
 	busybox-static
