@@ -661,8 +661,10 @@ int rmbd_c_dev_connect(const struct rmbd_c_connect_args *args, int *index,
 	int ret;
 
 	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
-	if (!dev)
+	if (!dev) {
+		*why = "could not allocate the device";
 		return -ENOMEM;
+	}
 	snprintf(port, sizeof(port), "%u", args->port);
 	ret = inet_pton_with_scope(&init_net, AF_UNSPEC, args->addr, port,
 				   &dev->addr);
@@ -692,7 +694,8 @@ int rmbd_c_dev_connect(const struct rmbd_c_connect_args *args, int *index,
 			    GFP_KERNEL);
 	if (ret < 0) {
 		kfree(dev);
-		*why = "too many devices";
+		*why = ret == -ENOSPC ? "too many devices" :
+		       "could not allocate a device number";
 		return ret;
 	}
 	dev->index = ret;

@@ -82,14 +82,27 @@ static int rmbd_c_fill_dev(struct sk_buff *skb, struct rmbd_c_dev *dev,
 	return 0;
 }
 
-static int rmbd_c_reply(struct genl_info *info, struct rmbd_c_dev *dev)
+/*
+ * The reply of a doit that makes or shows a device, allocated before the
+ * work is done and before rmbd_c_mutex is taken (recovery takes it: no
+ * allocation that may wait for reclaim under it): a connect whose reply
+ * cannot be had is not carried out.
+ */
+static struct sk_buff *rmbd_c_reply_alloc(struct genl_info *info)
 {
-	struct sk_buff *skb;
+	struct sk_buff *skb = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+
+	if (!skb)
+		NL_SET_ERR_MSG(info->extack, "cannot allocate the reply");
+	return skb;
+}
+
+/* Fill and send a reply from rmbd_c_reply_alloc(); consumes @skb. */
+static int rmbd_c_reply(struct genl_info *info, struct sk_buff *skb,
+			struct rmbd_c_dev *dev)
+{
 	int ret;
 
-	skb = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
-	if (!skb)
-		return -ENOMEM;
 	ret = rmbd_c_fill_dev(skb, dev, info->snd_portid, info->snd_seq, 0,
 			      info->genlhdr->cmd, 0);
 	if (ret) {
@@ -104,6 +117,7 @@ static int rmbd_c_connect(struct sk_buff *skb, struct genl_info *info)
 	struct nlattr **attrs = info->attrs;
 	struct rmbd_c_connect_args args = { };
 	const char *why = NULL;
+	struct sk_buff *reply;
 	struct rmbd_c_dev *dev;
 	int index, ret;
 
@@ -139,8 +153,12 @@ static int rmbd_c_connect(struct sk_buff *skb, struct genl_info *info)
 		nla_get_u32(attrs[RMBD_CLIENT_ATTR_LOSS_TIMEOUT]) :
 		RMBD_DEFAULT_LOSS_TIMEOUT;
 
+	reply = rmbd_c_reply_alloc(info);
+	if (!reply)
+		return -ENOMEM;
 	ret = rmbd_c_dev_connect(&args, &index, &why);
 	if (ret) {
+		nlmsg_free(reply);
 		rmbd_set_err(info->extack, NULL, why);
 		return ret;
 	}
@@ -151,7 +169,9 @@ static int rmbd_c_connect(struct sk_buff *skb, struct genl_info *info)
 	mutex_lock(&rmbd_c_mutex);
 	dev = rmbd_c_dev_find(index);
 	if (dev)
-		rmbd_c_reply(info, dev);
+		rmbd_c_reply(info, reply, dev);
+	else
+		nlmsg_free(reply);
 	mutex_unlock(&rmbd_c_mutex);
 	return 0;
 }
@@ -173,16 +193,21 @@ static int rmbd_c_disconnect(struct sk_buff *skb, struct genl_info *info)
 
 static int rmbd_c_get(struct sk_buff *skb, struct genl_info *info)
 {
+	struct sk_buff *reply;
 	struct rmbd_c_dev *dev;
 	int ret;
 
 	if (GENL_REQ_ATTR_CHECK(info, RMBD_CLIENT_ATTR_DEV_INDEX))
 		return -EINVAL;
+	reply = rmbd_c_reply_alloc(info);
+	if (!reply)
+		return -ENOMEM;
 	mutex_lock(&rmbd_c_mutex);
 	dev = rmbd_c_dev_find(nla_get_u32(info->attrs[RMBD_CLIENT_ATTR_DEV_INDEX]));
 	if (dev) {
-		ret = rmbd_c_reply(info, dev);
+		ret = rmbd_c_reply(info, reply, dev);
 	} else {
+		nlmsg_free(reply);
 		NL_SET_ERR_MSG_ATTR(info->extack,
 				    info->attrs[RMBD_CLIENT_ATTR_DEV_INDEX],
 				    "no such device");

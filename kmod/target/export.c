@@ -134,8 +134,10 @@ int rmbd_export_create(const char *name, u64 size, u64 slab_size,
 	}
 
 	exp = kzalloc(sizeof(*exp), GFP_KERNEL);
-	if (!exp)
+	if (!exp) {
+		*why = "could not allocate the export";
 		return -ENOMEM;
+	}
 	kref_init(&exp->ref);
 	do {
 		exp->id = get_random_u64();
@@ -149,6 +151,7 @@ int rmbd_export_create(const char *name, u64 size, u64 slab_size,
 	exp->slabs = kvcalloc(exp->nr_slabs, sizeof(*exp->slabs), GFP_KERNEL);
 	if (!exp->slabs) {
 		kfree(exp);
+		*why = "could not allocate the export's slab table";
 		return -ENOMEM;
 	}
 

@@ -80,17 +80,28 @@ static int rmbd_t_fill_listener(struct sk_buff *skb, void *obj, u32 portid,
 	return 0;
 }
 
-/* Reply to a doit with one object; called with rmbd_t_mutex held. */
-static int rmbd_t_reply(struct genl_info *info, void *obj,
+/*
+ * The reply of a doit that makes or shows one object, allocated before
+ * the work is done and before rmbd_t_mutex is taken: a command whose
+ * reply cannot be had is not carried out.
+ */
+static struct sk_buff *rmbd_t_reply_alloc(struct genl_info *info)
+{
+	struct sk_buff *skb = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+
+	if (!skb)
+		NL_SET_ERR_MSG(info->extack, "cannot allocate the reply");
+	return skb;
+}
+
+/* Fill and send a reply from rmbd_t_reply_alloc(); consumes @skb. */
+static int rmbd_t_reply(struct genl_info *info, struct sk_buff *skb,
+			void *obj,
 			int (*fill)(struct sk_buff *, void *, u32, u32, int,
 				    u8))
 {
-	struct sk_buff *skb;
 	int ret;
 
-	skb = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
-	if (!skb)
-		return -ENOMEM;
 	ret = fill(skb, obj, info->snd_portid, info->snd_seq, 0,
 		   info->genlhdr->cmd);
 	if (ret) {
@@ -106,6 +117,7 @@ static int rmbd_t_export_add(struct sk_buff *skb, struct genl_info *info)
 	u64 size, slab_size = RMBD_DEFAULT_SLAB_SIZE;
 	const char *why = NULL;
 	struct rmbd_export *exp;
+	struct sk_buff *reply;
 	const char *name;
 	int ret;
 
@@ -144,10 +156,15 @@ static int rmbd_t_export_add(struct sk_buff *skb, struct genl_info *info)
 		return -E2BIG;
 	}
 
+	reply = rmbd_t_reply_alloc(info);
+	if (!reply)
+		return -ENOMEM;
 	mutex_lock(&rmbd_t_mutex);
 	ret = rmbd_export_create(name, size, slab_size, &exp, &why);
 	if (!ret)
-		ret = rmbd_t_reply(info, exp, rmbd_t_fill_export);
+		ret = rmbd_t_reply(info, reply, exp, rmbd_t_fill_export);
+	else
+		nlmsg_free(reply);
 	mutex_unlock(&rmbd_t_mutex);
 	rmbd_set_err(info->extack, NULL, why);
 	return ret;
@@ -184,15 +201,20 @@ static int rmbd_t_export_get(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr **attrs = info->attrs;
 	struct rmbd_export *exp;
+	struct sk_buff *reply;
 	int ret;
 
 	if (GENL_REQ_ATTR_CHECK(info, RMBD_TARGET_ATTR_EXPORT_NAME))
 		return -EINVAL;
+	reply = rmbd_t_reply_alloc(info);
+	if (!reply)
+		return -ENOMEM;
 	mutex_lock(&rmbd_t_mutex);
 	exp = rmbd_export_find(nla_data(attrs[RMBD_TARGET_ATTR_EXPORT_NAME]));
 	if (exp) {
-		ret = rmbd_t_reply(info, exp, rmbd_t_fill_export);
+		ret = rmbd_t_reply(info, reply, exp, rmbd_t_fill_export);
 	} else {
+		nlmsg_free(reply);
 		NL_SET_ERR_MSG_ATTR(info->extack,
 				    attrs[RMBD_TARGET_ATTR_EXPORT_NAME],
 				    "no export with this name");
@@ -234,15 +256,21 @@ static int rmbd_t_listener_add(struct sk_buff *skb, struct genl_info *info)
 {
 	struct rmbd_listener *l;
 	const char *why = NULL;
+	struct sk_buff *reply;
 	int ret;
 
 	if (GENL_REQ_ATTR_CHECK(info, RMBD_TARGET_ATTR_LISTENER_ADDR))
 		return -EINVAL;
+	reply = rmbd_t_reply_alloc(info);
+	if (!reply)
+		return -ENOMEM;
 	mutex_lock(&rmbd_t_mutex);
 	ret = rmbd_listener_add(nla_data(info->attrs[RMBD_TARGET_ATTR_LISTENER_ADDR]),
 				rmbd_t_port(info), &l, &why);
 	if (!ret)
-		ret = rmbd_t_reply(info, l, rmbd_t_fill_listener);
+		ret = rmbd_t_reply(info, reply, l, rmbd_t_fill_listener);
+	else
+		nlmsg_free(reply);
 	mutex_unlock(&rmbd_t_mutex);
 	rmbd_set_err(info->extack,
 		     info->attrs[RMBD_TARGET_ATTR_LISTENER_ADDR], why);
