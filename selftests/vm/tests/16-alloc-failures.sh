@@ -177,12 +177,14 @@ connected() {	# WHAT
 
 # Run the CLI once with the N-th fault point after its request failing.
 # The CLI prints "rmbd: failed to WHAT: STRERROR[: REASON]", the reason
-# being the kernel's extended ack message.  The functions that
-# fail_function fails must give one.  Of the fault points' refusals,
-# those without one are counted, not failed: the first few fault points
-# of every command end with a bare ENOMEM, most likely in netlink before
-# rmbd's handler runs.
-noreason=0 noreason_eg=
+# being the kernel's extended ack message.  Every refusal must give one,
+# but for the first fault points of a command, which lie in the kernel's
+# netlink before rmbd's handler runs and end with a bare ENOMEM: on the
+# debug kernel (6.1) points 1 and 3 are netlink_sendmsg's skb, 5
+# genetlink's attribute table (the even ones fail nothing); 7 is rmbd's
+# reply, allocated first.
+noreason=0 noreason_at=
+noreason_max=${RMBD_FI_NOREASON_MAX:-5}
 reason_given() {	# ERR
 	[[ $1 =~ rmbd:\ failed\ to\ [^:]*:\ [^:]*:\ [^[:space:]] ]]
 }
@@ -213,9 +215,11 @@ cli_nth() {	# N ARGS...
 		if [[ $err != *"rmbd: failed to "* ]]; then
 			problem "rmbd $* with fault point $n failing: exit 1 without 'rmbd: failed to ...': $err"
 		elif ! reason_given "$err" && (( !lost_reply )); then
-			# Counted, not yet failed: see the end.
+			# Allowed only before rmbd's code runs: see the end.
 			noreason=$(( noreason + 1 ))
-			[[ -n $noreason_eg ]] || noreason_eg="fault point $n of rmbd $*"
+			noreason_at+=" $1:$n"
+			(( n <= noreason_max )) ||
+				problem "rmbd $* with fault point $n failing: refused without a reason: $err"
 		fi
 	elif (( rc != 0 )); then
 		problem "rmbd $* with fault point $n failing: exit $rc: $err"
@@ -242,6 +246,8 @@ calibrate() {	# ARGS...
 	(( rc == 0 )) || fail "rmbd $* failed without an injected failure: $err"
 	[[ -n $left ]] || fail "failnth.so did not arm for rmbd $*"
 	total=$(( 1000000 - left ))
+	# None would leave the loop below with nothing to try.
+	(( total > 0 )) || fail "rmbd $* passed no fault point after its request: fail-nth counts nothing"
 }
 
 # ---- 1. export add -----------------------------------------------------
@@ -260,7 +266,15 @@ for n in $(points "$total"); do
 		export_exists fi-add ||
 			problem "export add exited 0 with fault point $n failing, but there is no export"
 	elif (( lost_reply )); then
+		# Carried out or not, but never half: if the export is there,
+		# it is whole.
 		log "  fault point $n: the reply was lost: $err"
+		if export_exists fi-add; then
+			j=$(rmbd_cli -j export show fi-add)
+			[[ $(jq -r '.[0].size' <<< "$j") == $(( 12 << 20 )) &&
+			   $(jq -r '.[0].nr_slabs' <<< "$j") == 3 ]] ||
+				problem "export add with fault point $n failing lost its reply and left a partial export: $j"
+		fi
 	else
 		refused=$(( refused + 1 ))
 		export_exists fi-add &&
@@ -332,7 +346,7 @@ for space in 0 128 512 2048 4096 8192 16384 32768 65536 131072 262144; do
 		connected "$what"
 	elif (( rc == 124 || rc == 137 )); then
 		fail "$what: no answer in 120 s"
-	elif (( rc == 1 )) && [[ $err == *"rmbd: failed to "* ]]; then
+	elif (( rc == 1 )) && reason_given "$err"; then
 		refused=$(( refused + 1 ))
 		log "  space $space: $err"
 	else
@@ -346,6 +360,7 @@ done
 set_knob failslab/space 0
 set_knob failslab/task-filter N
 log "kworkers: $tried allocations failed during dev connect, $refused refusals, $(( SECONDS - t0 )) s"
+(( tried > 0 )) || fail "kworkers: no allocation of a kworker was ever failed: the task filter matched nothing"
 
 # ---- 3. rmbd functions open to fail_function ---------------------------
 
@@ -355,9 +370,16 @@ if [[ -r $ff/injectable ]]; then
 	mapfile -t funcs < <(awk '$2 ~ /^\[rmbd_(target|client)\]$/ {print $1 " " $3}' \
 		"$ff/injectable")
 fi
-if (( ${#funcs[@]} == 0 )); then
-	log "fail_function: no rmbd function is marked ALLOW_ERROR_INJECTION"
-fi
+# Every function the sources mark must be there to fail.
+want=$(grep -rhoE 'ALLOW_ERROR_INJECTION\(rmbd_[a-z0-9_]+' "$RMBD_REPO/kmod" |
+	sed 's/.*(//' | sort -u)
+[[ -n $want ]] || fail "no ALLOW_ERROR_INJECTION in $RMBD_REPO/kmod"
+have=" ${funcs[*]%% *} "
+for f in $want; do
+	[[ " $(printf '%s ' "${funcs[@]%% *}") " == *" $f "* ]] ||
+		fail "fail_function: $f is marked ALLOW_ERROR_INJECTION but not injectable (injectable: $have)"
+done
+log "fail_function: ${#funcs[@]} rmbd functions: $(printf '%s ' "${funcs[@]%% *}")"
 for f in "${funcs[@]}"; do
 	read -r fn type <<< "$f"
 	# Its first call fails, then its second (when a command calls it
@@ -386,17 +408,24 @@ for f in "${funcs[@]}"; do
 				export fi-ff queues 2 depth 16 2> "$tmp/err") || rc=$?
 			(( rc != 0 )) || connected "$what"
 		fi
+		# times is down to 0 once the failure was injected.
+		fired=$(( $(< "$ff/times") == 0 ))
 		echo > "$ff/inject"
 		err=$(< "$tmp/err")
 		err=${err//$'\n'/ }
 		if (( rc == 124 || rc == 137 )); then
 			fail "$what: no answer in 120 s"
+		elif (( call == 1 && !fired )); then
+			problem "$what: export add and dev connect never called it"
 		elif (( rc == 1 )) && reason_given "$err"; then
+			(( fired )) || problem "$what: not injected, but the commands failed: $err"
 			log "  $what: $err"
 		elif (( rc != 0 )); then
 			problem "$what: exit $rc: $err"
+		elif (( fired )); then
+			problem "$what: it failed, yet export add and dev connect succeeded"
 		else
-			log "  $what: no effect"
+			log "  $what: called only once"
 		fi
 		no_device "$what"
 		if export_exists fi-ff; then
@@ -409,8 +438,7 @@ done
 
 # ---- nothing left ------------------------------------------------------
 
-(( noreason == 0 )) ||
-	log "refusals without a reason: $noreason (the first: $noreason_eg)"
+log "refusals without a reason: $noreason (command:fault point:$noreason_at)"
 
 rmbd_ok export del fi-conn
 no_device "the end"
