@@ -15,6 +15,8 @@
 #                                             without .patch; default all)
 #   RMBD_CACHE          cache directory (default ${XDG_CACHE_HOME:-~/.cache}/rmbd)
 #   RMBD_DEBUG_KERNEL=1  run the tests on the debug kernel
+#   RMBD_MUTANTS_FROM=COMMIT  with the selftests/ of COMMIT instead: shows
+#                       which mutants an older suite let through
 #
 # Not part of make check (each mutant is a module build and a VM boot):
 # run it as root with make check-mutants when a test or what it checks
@@ -27,7 +29,7 @@ set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 cache=${RMBD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rmbd}
-work=$cache/mutants
+work=$cache/mutants${RMBD_MUTANTS_FROM:+-$RMBD_MUTANTS_FROM}
 KVER=${KVER:-$(ls -1 /lib/modules 2> /dev/null | sort -V | tail -n 1)}
 KDIR=${KDIR:-/lib/modules/$KVER/build}
 
@@ -68,6 +70,12 @@ for p in "${patches[@]}"; do
 	mkdir -p "$tree"
 	rsync -a --delete --exclude=/.git --exclude=/selftests/results \
 		"$repo/" "$tree/" || { echo "not ok $num $name # copying the tree failed"; continue; }
+	# The tests of an older commit, to see whether they caught it.
+	if [[ -n ${RMBD_MUTANTS_FROM:-} ]] &&
+	   ! git -C "$repo" archive "$RMBD_MUTANTS_FROM" selftests | tar -x -C "$tree"; then
+		echo "not ok $num $name # no selftests/ in $RMBD_MUTANTS_FROM"
+		continue
+	fi
 	if ! patch -s -p1 -d "$tree" < "$p"; then
 		echo "not ok $num $name # the patch does not apply"
 		continue

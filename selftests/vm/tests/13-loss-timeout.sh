@@ -51,8 +51,8 @@ pattern() { if (( $1 % 2 )); then echo "$out/patA"; else echo "$out/patB"; fi; }
 	done
 ) &
 writer=$!
-# Into its third pass: both patterns on the device, pass-1 blocks lie
-# behind the failed one in pass 3's range.
+# Into its third pass before the outage: the blocks after the one that
+# fails then hold the other pattern, not the export's first zeros.
 for (( i = 0; i < 600; i++ )); do
 	kill -0 "$writer" 2> /dev/null ||
 		fail "the writer ended before the link went down: $(cat "$out/dd.err")"

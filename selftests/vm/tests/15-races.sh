@@ -19,6 +19,7 @@ mkdir -p "$out"
 target_setup race 16M
 
 connects=0 rmmods=0
+: > "$out/disconnected"
 for (( r = 1; r <= rounds; r++ )); do
 	rmbd_modules_loaded || rmbd_load_modules > /dev/null 2>&1 || true
 	pids=()
@@ -28,13 +29,23 @@ for (( r = 1; r <= rounds; r++ )); do
 		pids+=("$!")
 	done
 	# A disconnect may lose (the device went meanwhile), never hang.
+	# It waits up to a second for a device to appear.
 	rm -f "$out/hung"
 	(
 		sleep "0.$(( RANDOM % 5 ))"
-		for d in $("$RMBD_BIN" -j dev show 2> /dev/null | jq -r '.[].name' 2> /dev/null); do
+		for (( k = 0; k < 10; k++ )); do
+			devs=$("$RMBD_BIN" -j dev show 2> /dev/null | jq -r '.[].name' 2> /dev/null)
+			[[ -n $devs ]] && break
+			sleep 0.1
+		done
+		for d in $devs; do
 			rc=0
 			timeout -k 5 60 "$RMBD_BIN" dev disconnect "$d" 2> /dev/null || rc=$?
-			(( rc != 124 && rc != 137 )) || echo "dev disconnect $d" >> "$out/hung"
+			if (( rc == 124 || rc == 137 )); then
+				echo "dev disconnect $d" >> "$out/hung"
+			elif (( rc == 0 )); then
+				echo "$d" >> "$out/disconnected"
+			fi
 		done
 	) &
 	pids+=("$!")
@@ -61,8 +72,10 @@ for (( r = 1; r <= rounds; r++ )); do
 		fi
 	done
 done
-log "$rounds rounds: $connects connects succeeded, rmmod won $rmmods times"
+disconnects=$(wc -l < "$out/disconnected")
+log "$rounds rounds: $connects connects succeeded, $disconnects disconnects, rmmod won $rmmods times"
 (( connects > 0 )) || fail "no connect ever succeeded: the races were not raced"
+(( disconnects > 0 )) || fail "no disconnect ever succeeded: disconnect was not raced"
 (( rmmods > 0 )) || fail "rmmod never won: module unload was not raced"
 
 # Clean up: every device goes, the module unloads, the target lets go.
