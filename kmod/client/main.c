@@ -666,8 +666,9 @@ int rmbd_c_dev_connect(const struct rmbd_c_connect_args *args, int *index,
 		return -ENOMEM;
 	}
 	snprintf(port, sizeof(port), "%u", args->port);
-	ret = inet_pton_with_scope(&init_net, AF_UNSPEC, args->addr, port,
-				   &dev->addr);
+	ret = rmbd_valid_addr(args->addr) ?
+	      inet_pton_with_scope(&init_net, AF_UNSPEC, args->addr, port,
+				   &dev->addr) : -EINVAL;
 	if (ret) {
 		*why = "not an IPv4 or IPv6 address";
 		kfree(dev);

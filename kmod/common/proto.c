@@ -7,6 +7,7 @@
 #include <linux/log2.h>
 #include <linux/string.h>
 #include <linux/ctype.h>
+#include <linux/inet.h>
 #include <linux/rmbd_target.h>
 #include "proto.h"
 
@@ -262,8 +263,50 @@ bool rmbd_valid_name(const char *name)
 
 	if (!len || len >= RMBD_EXPORT_NAME_MAX || name[0] == '.')
 		return false;
+	/* isalnum() takes Latin-1 letters too. */
 	for (i = 0; i < len; i++)
-		if (!isalnum(name[i]) && !strchr("._-", name[i]))
+		if (!isascii(name[i]) ||
+		    (!isalnum(name[i]) && !strchr("._-", name[i])))
+			return false;
+	return true;
+}
+
+/**
+ * rmbd_valid_addr() - is @addr an address as the CLI writes one
+ * @addr: NUL-terminated string
+ *
+ * A dotted IPv4 address in its plain form (no leading zeros), or an IPv6
+ * address with an optional %scope of [A-Za-z0-9._-].  The kernel's
+ * parsers stop at a newline or a colon and take the rest for a port or
+ * nothing: "10.0.0.1\n" and "10.0.0.1:x" would pass them, and be shown
+ * back as given.
+ */
+bool rmbd_valid_addr(const char *addr)
+{
+	const char *scope = strchr(addr, '%');
+	size_t i, len = scope ? scope - addr : strlen(addr);
+	char plain[sizeof("255.255.255.255")];
+	const char *end;
+	u8 buf[16];
+
+	if (!len)
+		return false;
+	if (!memchr(addr, ':', len)) {
+		if (scope || !in4_pton(addr, len, buf, -1, &end) ||
+		    end != addr + len)
+			return false;
+		snprintf(plain, sizeof(plain), "%pI4", buf);
+		return !strcmp(plain, addr);
+	}
+	if (!in6_pton(addr, len, buf, -1, &end) || end != addr + len)
+		return false;
+	if (!scope)
+		return true;
+	if (!scope[1])
+		return false;
+	for (i = 1; scope[i]; i++)
+		if (!isascii(scope[i]) ||
+		    (!isalnum(scope[i]) && !strchr("._-", scope[i])))
 			return false;
 	return true;
 }

@@ -56,6 +56,8 @@ static int rmbd_parse_addr(const char *addr, u16 port,
 {
 	char port_str[8];
 
+	if (!rmbd_valid_addr(addr))
+		return -EINVAL;
 	snprintf(port_str, sizeof(port_str), "%u", port);
 	return inet_pton_with_scope(&init_net, AF_UNSPEC, addr, port_str, ss);
 }
