@@ -171,6 +171,8 @@ if [[ -n $errs ]]; then
 	while IFS= read -r l; do ktap "# $l"; done <<< "$errs"
 fi
 
+test_cg=/sys/fs/cgroup/rmbd-test
+
 # Results are numbered from FIRST on: run-vm.sh may boot several VMs.
 i=$(( ${FIRST:-1} - 1 ))
 j=0
@@ -184,7 +186,19 @@ for t in "${TESTS[@]}"; do
 	t0=$(date +%s)
 	prefix="# "
 	(( RAW )) && prefix=
-	(cd "$(dirname "$t")" && exec timeout -k 10 "$tmo" bash "$t") 2>&1 < /dev/null |
+	# The test runs in a cgroup of its own, killed whole once the test
+	# ended: a background process it left behind would otherwise run on
+	# and hold the pipe open, and the runner would wait for it forever.
+	mkdir -p "$test_cg"
+	(
+		echo "$BASHPID" > "$test_cg/cgroup.procs"
+		cd "$(dirname "$t")" || exit 1
+		trc=0
+		timeout -k 10 "$tmo" bash "$t" || trc=$?
+		echo "$BASHPID" > /sys/fs/cgroup/cgroup.procs
+		echo 1 > "$test_cg/cgroup.kill"
+		exit "$trc"
+	) 2>&1 < /dev/null |
 		tee "$log" | while IFS= read -r l; do ktap "$prefix$l"; done
 	rc=${PIPESTATUS[0]}
 	dt=$(( $(date +%s) - t0 ))

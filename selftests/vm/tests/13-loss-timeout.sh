@@ -45,7 +45,8 @@ pattern() { if (( $1 % 2 )); then echo "$out/patA"; else echo "$out/patB"; fi; }
 	pass=0
 	while :; do
 		pass=$(( pass + 1 ))
-		echo "$pass" > "$out/pass"
+		# Whole or not at all for the reader below.
+		echo "$pass" > "$out/pass.new" && mv "$out/pass.new" "$out/pass"
 		dd if="$(pattern "$pass")" of="/dev/$dev" bs=64k seek=512 \
 			oflag=direct 2> "$out/dd.err" || exit 1
 	done
@@ -56,7 +57,8 @@ writer=$!
 for (( i = 0; i < 600; i++ )); do
 	kill -0 "$writer" 2> /dev/null ||
 		fail "the writer ended before the link went down: $(cat "$out/dd.err")"
-	(( $(< "$out/pass") >= 3 )) 2> /dev/null && break
+	p=$(cat "$out/pass" 2> /dev/null || true)
+	[[ $p =~ ^[0-9]+$ ]] && (( p >= 3 )) && break
 	sleep 0.1
 done
 (( i < 600 )) || fail "the writer did not reach its third pass in 60 s"
@@ -101,6 +103,7 @@ dev=$(dev_connect loss loss_timeout 0)
 cmp "$out/data" <(dd if="/dev/$dev" bs=1M count=16 iflag=direct status=none) ||
 	fail "acknowledged writes lost: the 16M written before the outage differ"
 pass=$(< "$out/pass")
+[[ $pass =~ ^[0-9]+$ ]] || fail "the writer's pass file says '$pass'"
 done_blocks=$(sed -n 's/^\([0-9]*\)+[0-9]* records out$/\1/p' "$out/dd.err")
 [[ -n $done_blocks ]] || fail "no 'records out' from the writer's dd: $(cat "$out/dd.err")"
 dd if="/dev/$dev" of="$out/back" bs=64k skip=512 count=512 iflag=direct status=none ||
