@@ -82,22 +82,7 @@ static int rmbd_c_fill_dev(struct sk_buff *skb, struct rmbd_c_dev *dev,
 	return 0;
 }
 
-/*
- * The reply of a doit that makes or shows a device, allocated before the
- * work is done and before rmbd_c_mutex is taken (recovery takes it: no
- * allocation that may wait for reclaim under it): a connect whose reply
- * cannot be had is not carried out.
- */
-static struct sk_buff *rmbd_c_reply_alloc(struct genl_info *info)
-{
-	struct sk_buff *skb = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
-
-	if (!skb)
-		NL_SET_ERR_MSG(info->extack, "cannot allocate the reply");
-	return skb;
-}
-
-/* Fill and send a reply from rmbd_c_reply_alloc(); consumes @skb. */
+/* Fill and send a reply from rmbd_reply_alloc(); consumes @skb. */
 static int rmbd_c_reply(struct genl_info *info, struct sk_buff *skb,
 			struct rmbd_c_dev *dev)
 {
@@ -153,7 +138,7 @@ static int rmbd_c_connect(struct sk_buff *skb, struct genl_info *info)
 		nla_get_u32(attrs[RMBD_CLIENT_ATTR_LOSS_TIMEOUT]) :
 		RMBD_DEFAULT_LOSS_TIMEOUT;
 
-	reply = rmbd_c_reply_alloc(info);
+	reply = rmbd_reply_alloc(info);
 	if (!reply)
 		return -ENOMEM;
 	ret = rmbd_c_dev_connect(&args, &index, &why);
@@ -199,7 +184,7 @@ static int rmbd_c_get(struct sk_buff *skb, struct genl_info *info)
 
 	if (GENL_REQ_ATTR_CHECK(info, RMBD_CLIENT_ATTR_DEV_INDEX))
 		return -EINVAL;
-	reply = rmbd_c_reply_alloc(info);
+	reply = rmbd_reply_alloc(info);
 	if (!reply)
 		return -ENOMEM;
 	mutex_lock(&rmbd_c_mutex);

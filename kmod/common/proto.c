@@ -251,6 +251,12 @@ u64 rmbd_slab_len(u64 size, u64 slab_size, u32 slab)
 	return min(slab_size, size - start);
 }
 
+/* [A-Za-z0-9._-]; isalnum() alone takes Latin-1 letters too. */
+static bool rmbd_name_char(char c)
+{
+	return isascii(c) && (isalnum(c) || strchr("._-", c));
+}
+
 /**
  * rmbd_valid_name() - is @name a valid export name
  * @name: NUL-terminated string
@@ -263,10 +269,8 @@ bool rmbd_valid_name(const char *name)
 
 	if (!len || len >= RMBD_EXPORT_NAME_MAX || name[0] == '.')
 		return false;
-	/* isalnum() takes Latin-1 letters too. */
 	for (i = 0; i < len; i++)
-		if (!isascii(name[i]) ||
-		    (!isalnum(name[i]) && !strchr("._-", name[i])))
+		if (!rmbd_name_char(name[i]))
 			return false;
 	return true;
 }
@@ -305,8 +309,7 @@ bool rmbd_valid_addr(const char *addr)
 	if (!scope[1])
 		return false;
 	for (i = 1; scope[i]; i++)
-		if (!isascii(scope[i]) ||
-		    (!isalnum(scope[i]) && !strchr("._-", scope[i])))
+		if (!rmbd_name_char(scope[i]))
 			return false;
 	return true;
 }

@@ -80,21 +80,7 @@ static int rmbd_t_fill_listener(struct sk_buff *skb, void *obj, u32 portid,
 	return 0;
 }
 
-/*
- * The reply of a doit that makes or shows one object, allocated before
- * the work is done and before rmbd_t_mutex is taken: a command whose
- * reply cannot be had is not carried out.
- */
-static struct sk_buff *rmbd_t_reply_alloc(struct genl_info *info)
-{
-	struct sk_buff *skb = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
-
-	if (!skb)
-		NL_SET_ERR_MSG(info->extack, "cannot allocate the reply");
-	return skb;
-}
-
-/* Fill and send a reply from rmbd_t_reply_alloc(); consumes @skb. */
+/* Fill and send a reply from rmbd_reply_alloc(); consumes @skb. */
 static int rmbd_t_reply(struct genl_info *info, struct sk_buff *skb,
 			void *obj,
 			int (*fill)(struct sk_buff *, void *, u32, u32, int,
@@ -156,7 +142,7 @@ static int rmbd_t_export_add(struct sk_buff *skb, struct genl_info *info)
 		return -E2BIG;
 	}
 
-	reply = rmbd_t_reply_alloc(info);
+	reply = rmbd_reply_alloc(info);
 	if (!reply)
 		return -ENOMEM;
 	mutex_lock(&rmbd_t_mutex);
@@ -206,7 +192,7 @@ static int rmbd_t_export_get(struct sk_buff *skb, struct genl_info *info)
 
 	if (GENL_REQ_ATTR_CHECK(info, RMBD_TARGET_ATTR_EXPORT_NAME))
 		return -EINVAL;
-	reply = rmbd_t_reply_alloc(info);
+	reply = rmbd_reply_alloc(info);
 	if (!reply)
 		return -ENOMEM;
 	mutex_lock(&rmbd_t_mutex);
@@ -261,7 +247,7 @@ static int rmbd_t_listener_add(struct sk_buff *skb, struct genl_info *info)
 
 	if (GENL_REQ_ATTR_CHECK(info, RMBD_TARGET_ATTR_LISTENER_ADDR))
 		return -EINVAL;
-	reply = rmbd_t_reply_alloc(info);
+	reply = rmbd_reply_alloc(info);
 	if (!reply)
 		return -ENOMEM;
 	mutex_lock(&rmbd_t_mutex);
