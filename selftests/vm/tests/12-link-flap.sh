@@ -65,7 +65,6 @@ sleep 3
 # noticed (up to 20 s), then comes up, and the device must reconnect:
 # be live again with its reconnect count up.  The state is polled by
 # elapsed time (a command takes long on the debug kernel).
-usec() { echo "${EPOCHREALTIME/./}"; }
 before=$(dev_field "$dev" reconnects)
 for (( i = 1; i <= flaps; i++ )); do
 	ip link set d0 down

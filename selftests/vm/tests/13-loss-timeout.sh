@@ -64,7 +64,6 @@ done
 (( i < 600 )) || fail "the writer did not reach its third pass in 60 s"
 sleep 0.5
 
-usec() { echo "${EPOCHREALTIME/./}"; }
 t0=$(usec)
 ip link set d0 down
 log "link down"

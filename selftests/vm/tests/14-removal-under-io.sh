@@ -26,45 +26,47 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# fio_start TAG DEV: random writes with verification, until stopped.
-# Returns once writes reach the device (fio starts slowly on the debug
-# kernel); fio never creates a file in its place.
+# fio_start TAG DEV [FIO-OPTION...]: random writes with verification,
+# until stopped; by default 8 at a time with libaio over 48M.  Returns
+# once writes reach the device (fio starts slowly on the debug kernel);
+# fio never creates a file in its place.
 fio_start() {
-	local w0 i
-	w0=$(awk '{print $5}' "/sys/block/$2/stat")
-	fio --name="$1" --filename="/dev/$2" --size=48M --rw=randwrite \
-		--bs=4k --iodepth=8 --ioengine=libaio --direct=1 \
+	local tag=$1 dev=$2 w0 i
+	local engine=(--size=48M --iodepth=8 --ioengine=libaio)
+	shift 2
+	(( $# )) && engine=("$@")
+	w0=$(awk '{print $5}' "/sys/block/$dev/stat")
+	fio --name="$tag" --filename="/dev/$dev" --rw=randwrite "${engine[@]}" \
+		--bs=4k --direct=1 \
 		--verify=crc32c --verify_backlog=128 --verify_fatal=1 \
 		--verify_state_save=0 --allow_file_create=0 \
-		--time_based --runtime=3600 > "$out/$1.out" 2>&1 &
+		--time_based --runtime=3600 > "$out/$tag.out" 2>&1 &
 	fio_pid=$!
 	for (( i = 0; i < 600; i++ )); do
 		kill -0 "$fio_pid" 2> /dev/null ||
-			fail "$1: fio did not start: $(tail -n 5 "$out/$1.out")"
-		(( $(awk '{print $5}' "/sys/block/$2/stat") > w0 + 64 )) && break
+			fail "$tag: fio did not start: $(tail -n 5 "$out/$tag.out")"
+		(( $(awk '{print $5}' "/sys/block/$dev/stat") > w0 + 64 )) && break
 		sleep 0.1
 	done
-	(( i < 600 )) || fail "$1: fio wrote nothing to /dev/$2 in 60 s"
+	(( i < 600 )) || fail "$tag: fio wrote nothing to /dev/$dev in 60 s"
 	sleep 1
 }
 
-# fio's words for a block that read back wrong.
-mismatch_re='verify: bad|verify failed|bad magic|bad header|mismatch'
-
-# fio_ends_with_error TAG SECONDS: fio must end within SECONDS, with EIO
-# (an I/O error, not wrong data read back).
+# fio_ends_with_error TAG SECONDS [ERROR-RE]: fio must end within
+# SECONDS, with EIO (an I/O error, not wrong data read back), or an error
+# ERROR-RE matches.
 fio_ends_with_error() {
-	local tag=$1 limit=$2 rc=0
+	local tag=$1 limit=$2 errors="Input/output error${3:+|$3}" rc=0
 	wait_exit "$fio_pid" "$limit" "$tag: fio still running $limit s later (hung I/O?)"
 	wait "$fio_pid" || rc=$?
 	fio_pid=
 	(( rc != 0 )) || fail "$tag: fio succeeded"
-	if grep -qiE "$mismatch_re" "$out/$tag.out"; then
-		fail "$tag: fio read back wrong data: $(grep -iE -m 3 "$mismatch_re" "$out/$tag.out" | tr '\n' ' ')"
+	if grep -qiE "$RMBD_FIO_MISMATCH_RE" "$out/$tag.out"; then
+		fail "$tag: fio read back wrong data: $(grep -iE -m 3 "$RMBD_FIO_MISMATCH_RE" "$out/$tag.out" | tr '\n' ' ')"
 	fi
-	grep -q "Input/output error" "$out/$tag.out" ||
+	grep -qE "$errors" "$out/$tag.out" ||
 		fail "$tag: fio failed (exit $rc) without EIO: $(tail -n 3 "$out/$tag.out" | tr '\n' ' ')"
-	log "$tag: fio ended with EIO: $(grep -m 1 'Input/output error' "$out/$tag.out")"
+	log "$tag: fio ended with an I/O error: $(grep -m 1 -E "$errors" "$out/$tag.out")"
 }
 
 # 1. RDMA device removal, then back: the device reconnects, fio carries on.
@@ -93,8 +95,8 @@ rc=0
 wait "$fio_pid" || rc=$?
 fio_pid=
 # 128: fio stopped by the signal, with no error of its own.
-if (( rc != 128 )) || grep -qiE "$mismatch_re|err= *[1-9]" "$out/rdma-del.out"; then
-	fail "fio (exit $rc, 128 expected) reported errors across the device removal: $(grep -iE "err|$mismatch_re" "$out/rdma-del.out" | head -n 3 | tr '\n' ' ')"
+if (( rc != 128 )) || grep -qiE "$RMBD_FIO_MISMATCH_RE|err= *[1-9]" "$out/rdma-del.out"; then
+	fail "fio (exit $rc, 128 expected) reported errors across the device removal: $(grep -iE "err|$RMBD_FIO_MISMATCH_RE" "$out/rdma-del.out" | head -n 3 | tr '\n' ' ')"
 fi
 log "RDMA device removed and re-added under fio: reconnected ($(dev_field "$dev" reconnects)), fio clean"
 dev_disconnect "$dev"
@@ -107,12 +109,18 @@ fio_ends_with_error export-del 30
 [[ $(dev_field "$dev" state) == failed ]] || fail "device $(dev_field "$dev" state) after its export was deleted"
 dev_disconnect "$dev"
 
-# 3. Forced disconnect of the client device.
+# 3. Forced disconnect of the client device.  Once the disk is deleted
+# its size is 0, and the block layer ends a read at or past the end with
+# 0 bytes (EOF) and fails a write with ENOSPC, before any driver sees
+# them.  fio's asynchronous engines verify the untouched buffer of such a
+# read (a mismatch that is no wrong data); its synchronous ones fail it
+# ("full resid", EIO).  So four psync jobs, each on its own 12M.
 target_setup rm2 64M
 dev=$(dev_connect rm2)
-fio_start disconnect "$dev"
+fio_start disconnect "$dev" --ioengine=psync --numjobs=4 --size=12M \
+	--offset_increment=12M
 rmbd_ok dev disconnect "$dev" force
-fio_ends_with_error disconnect 30
+fio_ends_with_error disconnect 30 "No space left on device"
 wait_gone "/dev/$dev" || fail "/dev/$dev still there after a forced disconnect"
 
 # 4. Target module unload.

@@ -47,8 +47,6 @@ trap cleanup EXIT
 # Read when an admin queue connects: set before anyone connects.
 echo "$T" > "$param"
 
-usec() { echo "${EPOCHREALTIME/./}"; }
-
 # The value after KEY on the line of FILE whose first word is WORD.
 # Builtins only, as in wait_peer_line: they run while the clock runs.
 peer_val() {	# FILE WORD KEY

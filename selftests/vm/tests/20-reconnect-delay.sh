@@ -24,7 +24,6 @@ cleanup() {
 	return 0
 }
 trap cleanup EXIT
-usec() { echo "${EPOCHREALTIME/./}"; }
 
 target_setup recon 16M
 dev=$(dev_connect recon reconnect_delay "$delay" loss_timeout "$loss")

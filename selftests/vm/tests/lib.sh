@@ -32,6 +32,12 @@ wait_exit() {	# PID SECONDS WHAT
 	fail "$3"
 }
 
+# The wall clock in microseconds, from a builtin: no fork while timing.
+usec() { echo "${EPOCHREALTIME/./}"; }
+
+# fio's words for a block that read back wrong (a verify failure).
+RMBD_FIO_MISMATCH_RE='verify: bad|verify failed|bad magic|bad header|mismatch'
+
 # Run the CLI; its output and exit status pass through.
 rmbd_cli() { "$RMBD_BIN" "$@"; }
 

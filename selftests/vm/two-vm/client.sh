@@ -145,8 +145,8 @@ log "the client noticed the loss $noticed s after the kill: $(dmesg | grep -a "r
 log "fio ended $dt s after the kill: $(grep -aE 'error' "$out/fio2" | head -n 2 | tr '\n' ' ')"
 grep -aq 'Input/output error' "$out/fio2" ||
 	fail "fio did not fail with EIO: $(tail -n 5 "$out/fio2" | tr '\n' ' ')"
-if grep -aqE 'verify: bad|verify failed|bad magic|bad header' "$out/fio2"; then
-	fail "verify mismatch: $(grep -aE 'verify|bad' "$out/fio2" | head -n 3 | tr '\n' ' ')"
+if grep -aqE "$RMBD_FIO_MISMATCH_RE" "$out/fio2"; then
+	fail "verify mismatch: $(grep -aE "$RMBD_FIO_MISMATCH_RE" "$out/fio2" | head -n 3 | tr '\n' ' ')"
 fi
 awk -v d="$noticed" -v m="$detect" 'BEGIN {exit !(d <= m)}' ||
 	fail "the client noticed the loss $noticed s after the kill, more than $detect s"
