@@ -200,9 +200,11 @@ moddir=$mods/lib/modules/$rel
 if (( ! kernel_only )); then
 	# kbuild writes its objects next to the sources: build in a copy, so
 	# that the work tree's build for the Debian kernel stays as it is.
-	# Unchanged files keep their times, so the build is incremental.
+	# Unchanged files keep their times, so the build is incremental;
+	# files are compared by content, not time, so that a tree whose file
+	# is older than the copy's (a mutant's, an older commit's) is built.
 	mkdir -p "$dir/rmbd"
-	rsync -rt --delete --prune-empty-dirs --exclude='*.mod.c' \
+	rsync -rc --delete --prune-empty-dirs --exclude='*.mod.c' \
 		--include='/Kbuild' --include='/kmod/' --include='/uapi/' --exclude='/*' \
 		--include='*/' --include='*.[ch]' --include='Kbuild' --exclude='*' \
 		"$repo/" "$dir/rmbd/"

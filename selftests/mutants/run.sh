@@ -11,6 +11,16 @@
 # mutant that is not caught is a test that can pass while the behaviour
 # it names is broken.
 #
+# A patch's header, before its "---" line:
+#   Mutant:  what it breaks
+#   Tests:   the VM tests to run, or "two-vm" for selftests/vm/two-vm.sh
+#   Fails:   the results that must be "not ok" (two-vm.sh's step names)
+#   Expect:  optional, an extended regular expression that one of the
+#            failures ("FAIL:", "vm-error:" or "not ok" lines) must
+#            match: the check the mutant is for caught it, not another
+#   Kernel:  optional, "debug" to boot the debug kernel
+#   Why:     what the test missed before it was fixed
+#
 # usage: selftests/mutants/run.sh [NAME...]   (NAME: a patch's file name
 #                                             without .patch; default all)
 #   RMBD_CACHE          cache directory (default ${XDG_CACHE_HOME:-~/.cache}/rmbd)
@@ -60,6 +70,9 @@ for p in "${patches[@]}"; do
 	name=$(basename "$p" .patch)
 	tests=$(header "$p" Tests)
 	fails=$(header "$p" Fails)
+	expect=$(header "$p" Expect)
+	debug=${RMBD_DEBUG_KERNEL:-}
+	[[ $(header "$p" Kernel) == debug ]] && debug=1
 	echo "# $name: $(header "$p" Mutant)"
 	if [[ -z $tests || -z $fails ]]; then
 		echo "not ok $num $name # no Tests: or Fails: line"
@@ -80,19 +93,31 @@ for p in "${patches[@]}"; do
 		echo "not ok $num $name # the patch does not apply"
 		continue
 	fi
-	if ! make -s -C "$KDIR" M="$tree" modules > "$work/$name/build.log" 2>&1; then
+	kdir=$KDIR
+	[[ -n $debug ]] && kdir=$cache/debug-kernel/linux
+	if ! make -s -C "$kdir" M="$tree" modules > "$work/$name/build.log" 2>&1; then
 		sed 's/^/# /' "$work/$name/build.log" | tail -n 20
 		echo "not ok $num $name # the mutant does not build"
 		continue
 	fi
 	res=$work/$name/results
 	mkdir -p "$res"
-	# shellcheck disable=SC2086
-	RMBD_RESULTS=$res "$tree/selftests/vm/run-vm.sh" $tests > "$work/$name/ktap" 2>&1
+	if [[ $tests == two-vm ]]; then
+		RMBD_DEBUG_KERNEL=$debug RMBD_RESULTS=$res \
+			"$tree/selftests/vm/two-vm.sh" > "$work/$name/ktap" 2>&1
+	else
+		# shellcheck disable=SC2086
+		RMBD_DEBUG_KERNEL=$debug RMBD_RESULTS=$res \
+			"$tree/selftests/vm/run-vm.sh" $tests > "$work/$name/ktap" 2>&1
+	fi
 	missed=
 	for f in $fails; do
 		grep -qE "^not ok [0-9]+ $f( |\$)" "$work/$name/ktap" || missed+=" $f"
 	done
+	if [[ -n $expect ]] &&
+	   ! grep -aE '^(# (.*FAIL: |vm-error: )|not ok )' "$work/$name/ktap" | grep -qE -- "$expect"; then
+		missed+=" (no failure matches \"$expect\")"
+	fi
 	why=$(grep -a -m 3 -E '^# (FAIL: |vm-error: |task .* blocked|kernel errors)' "$work/$name/ktap" |
 		cut -c3- | tr '\n' ' ')
 	if [[ -z $missed ]]; then

@@ -66,6 +66,11 @@ ktap() {
 	printf '%s\n' "$*" >> "$out/ktap"
 	printf '%s\n' "$*" > /dev/console
 }
+# Each line of stdin as a KTAP diagnostic.
+ktap_diag() {
+	local l
+	while IFS= read -r l; do ktap "# $l"; done
+}
 
 # The kernel log, captured from the start, so each test can see exactly
 # the lines it produced.
@@ -164,11 +169,11 @@ kmemleak=/sys/kernel/debug/kmemleak
 	rmbd_load_modules || { echo "vm-error: the rmbd modules do not load"; setup_ok=0; }
 	(( setup_ok ))
 } > "$out/setup.log" 2>&1
-while IFS= read -r l; do ktap "# $l"; done < "$out/setup.log"
+ktap_diag < "$out/setup.log"
 close_window "$out/setup.dmesg"
 if [[ -n $errs ]]; then
 	ktap "# vm-error: kernel errors during the boot or setup"
-	while IFS= read -r l; do ktap "# $l"; done <<< "$errs"
+	ktap_diag <<< "$errs"
 fi
 
 test_cg=/sys/fs/cgroup/rmbd-test
@@ -208,14 +213,14 @@ for t in "${TESTS[@]}"; do
 	if ! rmbd_reset > /tmp/reset.log 2>&1; then
 		dirty=1
 		ktap "# cleanup after $name failed:"
-		while IFS= read -r l; do ktap "# $l"; done < /tmp/reset.log
+		ktap_diag < /tmp/reset.log
 	fi
 	cat /tmp/reset.log >> "$log"
 
 	close_window "$out/$name.dmesg"
 	if [[ -n $errs ]]; then
 		ktap "# kernel errors during $name:"
-		while IFS= read -r l; do ktap "# $l"; done <<< "$errs"
+		ktap_diag <<< "$errs"
 		# The first report whole: a CI log may be all there is to read.
 		first=$(head -n 1 <<< "$errs")
 		n=$(grep -anFx -m 1 -- "$first" "$out/$name.dmesg" | cut -d: -f1)
@@ -260,7 +265,7 @@ if [[ -w $kmemleak ]]; then
 	cat "$kmemleak" > "$out/kmemleak.log" 2>&1
 	if grep -q '^unreferenced object' "$out/kmemleak.log"; then
 		ktap "# vm-error: kmemleak: $(grep -c '^unreferenced object' "$out/kmemleak.log") unreferenced objects after the last test:"
-		head -n 400 "$out/kmemleak.log" | while IFS= read -r l; do ktap "# $l"; done
+		head -n 400 "$out/kmemleak.log" | ktap_diag
 	else
 		ktap "# kmemleak: no leaks after the last test"
 	fi
@@ -268,7 +273,7 @@ fi
 close_window "$out/teardown.dmesg"
 if [[ -n $errs ]]; then
 	ktap "# vm-error: kernel errors after the last test (module unload, kmemleak):"
-	while IFS= read -r l; do ktap "# $l"; done <<< "$errs"
+	ktap_diag <<< "$errs"
 fi
 
 echo done > "$out/current"
