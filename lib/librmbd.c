@@ -650,6 +650,7 @@ static int rmbd_parse_dev_info(struct nlattr **tb, void *arg)
 	if (tb[RMBD_CLIENT_ATTR_NR_RECONNECTS])
 		d->nr_reconnects =
 			nla_get_u32(tb[RMBD_CLIENT_ATTR_NR_RECONNECTS]);
+	d->shared = tb[RMBD_CLIENT_ATTR_SHARED] != NULL;
 	return 0;
 }
 
@@ -680,6 +681,8 @@ static int rmbd_put_connect_opts(struct nl_msg *msg,
 	if (!ret && opts->has_loss_timeout)
 		ret = nla_put_u32(msg, RMBD_CLIENT_ATTR_LOSS_TIMEOUT,
 				  opts->loss_timeout);
+	if (!ret && opts->shared)
+		ret = nla_put_flag(msg, RMBD_CLIENT_ATTR_SHARED);
 	return ret;
 }
 
@@ -821,6 +824,7 @@ rmbd_client_event_policy[RMBD_CLIENT_ATTR_MAX + 1] = {
 	[RMBD_CLIENT_ATTR_LOSS_TIMEOUT]		= { .type = NLA_U32 },
 	[RMBD_CLIENT_ATTR_NR_RECONNECTS]	= { .type = NLA_U32 },
 	[RMBD_CLIENT_ATTR_EVENT]		= { .type = NLA_U8 },
+	[RMBD_CLIENT_ATTR_SHARED]		= { .type = NLA_FLAG },
 };
 
 static const struct nla_policy

@@ -94,6 +94,7 @@ struct rmbd_dev_info {
 	uint32_t reconnect_delay;	/* seconds between reconnect attempts */
 	uint32_t loss_timeout;		/* seconds; 0: no reconnect */
 	uint32_t nr_reconnects;		/* times the connection was restored */
+	bool shared;			/* connected with opts.shared */
 };
 
 struct rmbd_connect_opts {
@@ -110,6 +111,11 @@ struct rmbd_connect_opts {
 	 */
 	uint32_t loss_timeout;
 	bool has_loss_timeout;
+	/*
+	 * Connect even if another device of this host is on the same export
+	 * of the same target; else that is refused (-EEXIST).
+	 */
+	bool shared;
 };
 
 /* out may be NULL. */

@@ -167,6 +167,20 @@ void print_string(enum print_mode mode, const char *key, const char *fmt,
 	}
 }
 
+/* JSON true or false; in text, @word only when @val is true. */
+void print_bool(enum print_mode mode, const char *key, const char *word,
+		bool val)
+{
+	if (pr.json) {
+		if (mode == PRINT_TEXT || !key)
+			return;
+		json_key(key);
+		fputs(val ? "true" : "false", stdout);
+	} else if (val && text_field(mode, word)) {
+		fputs(word, stdout);
+	}
+}
+
 void print_u64(enum print_mode mode, const char *key, const char *fmt,
 	       uint64_t val)
 {

@@ -30,6 +30,8 @@ void print_close_object(void);
  */
 void print_string(enum print_mode mode, const char *key, const char *fmt,
 		  const char *val);
+void print_bool(enum print_mode mode, const char *key, const char *word,
+		bool val);
 void print_u64(enum print_mode mode, const char *key, const char *fmt,
 	       uint64_t val);
 

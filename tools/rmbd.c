@@ -543,6 +543,7 @@ static void print_dev(const struct rmbd_dev_info *d)
 		  "loss_timeout", "loss_timeout %" PRIu64, d->loss_timeout);
 	print_u64(print_unless_default(!d->nr_reconnects),
 		  "reconnects", "reconnects %" PRIu64, d->nr_reconnects);
+	print_bool(PRINT_ANY, "shared", "shared", d->shared);
 	print_u64(opt.details ? PRINT_ANY : PRINT_JSON, "slab_size",
 		  "slab %" PRIu64, d->slab_size);
 	print_close_object();
@@ -555,6 +556,7 @@ static void dev_help(FILE *f)
 		"                        [ queues N ] [ pollq N ] [ depth N ]\n"
 		"                        [ reconnect_delay SECONDS ] "
 		"[ loss_timeout SECONDS ]\n"
+		"                        [ shared ]\n"
 		"       rmbd dev disconnect DEV [ force ]\n"
 		"       rmbd dev [ show [ DEV ] ]\n"
 		"       rmbd dev help\n"
@@ -568,7 +570,9 @@ static void dev_help(FILE *f)
 		"1-%d, default %d\n"
 		"       loss_timeout: seconds I/O waits for a lost connection "
 		"before it fails,\n"
-		"                     0-%d (0: fail at once), default %d\n",
+		"                     0-%d (0: fail at once), default %d\n"
+		"       shared: connect even if this host has a device on that "
+		"export already\n",
 		RMBD_DEFAULT_PORT, RMBD_MAX_IO_QUEUES, RMBD_MAX_IO_QUEUES,
 		RMBD_MAX_QUEUE_DEPTH, RMBD_DEFAULT_QUEUE_DEPTH,
 		RMBD_MAX_RECONNECT_DELAY, RMBD_DEFAULT_RECONNECT_DELAY,
@@ -586,6 +590,7 @@ static int dev_connect(int argc, char **argv)
 		{ .name = "pollq", .has_value = true },
 		{ .name = "reconnect_delay", .has_value = true },
 		{ .name = "loss_timeout", .has_value = true },
+		{ .name = "shared" },
 		{ }
 	};
 	struct rmbd_connect_opts o = { 0 };
@@ -627,6 +632,7 @@ static int dev_connect(int argc, char **argv)
 		return usage_error("invalid loss_timeout '%s' (0-%d)",
 				   kw[7].value, RMBD_MAX_LOSS_TIMEOUT);
 	o.has_loss_timeout = kw[7].seen;
+	o.shared = kw[8].seen;
 	o.addr = kw[0].value;
 	o.export_name = kw[1].value;
 
@@ -792,6 +798,7 @@ static void print_dev_event(const struct rmbd_event *ev)
 		  d->loss_timeout);
 	print_u64(print_detail(), "reconnects", "reconnects %" PRIu64,
 		  d->nr_reconnects);
+	print_bool(print_detail(), "shared", "shared", d->shared);
 	print_u64(print_detail(), "slab_size", "slab %" PRIu64, d->slab_size);
 	print_close_object();
 }

@@ -119,6 +119,7 @@ struct rmbd_c_dev {
 	char			addr_str[RMBD_ADDR_MAX];
 	u16			port;
 	char			export_name[RMBD_EXPORT_NAME_MAX];
+	bool			shared;		/* connected with "shared" */
 
 	u64			session_id;
 	u64			export_id;
@@ -217,6 +218,7 @@ struct rmbd_c_connect_args {
 	u32		queue_depth;
 	u32		reconnect_delay;
 	u32		loss_timeout;
+	bool		shared;
 };
 
 int rmbd_c_dev_connect(const struct rmbd_c_connect_args *args, int *index,

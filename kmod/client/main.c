@@ -11,6 +11,7 @@
 #include <linux/inet.h>
 #include <linux/cpumask.h>
 #include <linux/sched/mm.h>
+#include <net/ipv6.h>
 #include <net/net_namespace.h>
 #include "client.h"
 
@@ -646,6 +647,48 @@ static void rmbd_c_dev_free(struct rmbd_c_dev *dev)
 	rmbd_c_dev_put(dev);
 }
 
+/* Whether @a and @b are the same address and port. */
+static bool rmbd_c_same_addr(const struct sockaddr_storage *a,
+			     const struct sockaddr_storage *b)
+{
+	const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)a;
+	const struct sockaddr_in6 *b6 = (const struct sockaddr_in6 *)b;
+	const struct sockaddr_in *a4 = (const struct sockaddr_in *)a;
+	const struct sockaddr_in *b4 = (const struct sockaddr_in *)b;
+
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return a4->sin_addr.s_addr == b4->sin_addr.s_addr &&
+		       a4->sin_port == b4->sin_port;
+	return ipv6_addr_equal(&a6->sin6_addr, &b6->sin6_addr) &&
+	       a6->sin6_port == b6->sin6_port &&
+	       a6->sin6_scope_id == b6->sin6_scope_id;
+}
+
+/*
+ * Another device on the export @dev is for, one that holds or may hold
+ * a session to it again (a failed device never does): two devices of one
+ * host on one export corrupt each other's data, unless both were asked
+ * for.  Called with rmbd_c_mutex held.
+ */
+static struct rmbd_c_dev *rmbd_c_dev_twin(const struct rmbd_c_dev *dev)
+{
+	struct rmbd_c_dev *d;
+
+	lockdep_assert_held(&rmbd_c_mutex);
+	list_for_each_entry(d, &rmbd_c_devs, entry) {
+		if (d->state != RMBD_DEV_STATE_CONNECTING &&
+		    d->state != RMBD_DEV_STATE_LIVE &&
+		    d->state != RMBD_DEV_STATE_RECONNECTING)
+			continue;
+		if (!strcmp(d->export_name, dev->export_name) &&
+		    rmbd_c_same_addr(&d->addr, &dev->addr))
+			return d;
+	}
+	return NULL;
+}
+
 /**
  * rmbd_c_dev_connect() - connect to an export and create its block device
  * @args: where and what to connect to; validated by the caller
@@ -678,6 +721,7 @@ int rmbd_c_dev_connect(const struct rmbd_c_connect_args *args, int *index,
 	strscpy(dev->export_name, args->export_name,
 		sizeof(dev->export_name));
 	dev->port = args->port;
+	dev->shared = args->shared;
 	dev->nr_io_queues = args->nr_io_queues;
 	dev->nr_poll_queues = args->nr_poll_queues;
 	dev->queue_depth = args->queue_depth;
@@ -701,6 +745,13 @@ int rmbd_c_dev_connect(const struct rmbd_c_connect_args *args, int *index,
 	}
 	dev->index = ret;
 	mutex_lock(&rmbd_c_mutex);
+	if (!dev->shared && rmbd_c_dev_twin(dev)) {
+		mutex_unlock(&rmbd_c_mutex);
+		ida_free(&rmbd_c_ida, dev->index);
+		kfree(dev);
+		*why = "export already connected here; disconnect it or connect shared";
+		return -EEXIST;
+	}
 	list_add_tail(&dev->entry, &rmbd_c_devs);
 	mutex_unlock(&rmbd_c_mutex);
 

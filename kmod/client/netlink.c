@@ -39,6 +39,7 @@ static const struct nla_policy rmbd_c_policy[RMBD_CLIENT_ATTR_MAX + 1] = {
 		NLA_POLICY_FULL_RANGE(NLA_U32, &rmbd_c_loss_timeout_range),
 	[RMBD_CLIENT_ATTR_NR_RECONNECTS] = { .type = NLA_REJECT },
 	[RMBD_CLIENT_ATTR_EVENT]	= { .type = NLA_REJECT },
+	[RMBD_CLIENT_ATTR_SHARED]	= { .type = NLA_FLAG },
 };
 
 static struct genl_family rmbd_c_family;
@@ -74,6 +75,7 @@ static int rmbd_c_fill_dev(struct sk_buff *skb, struct rmbd_c_dev *dev,
 	    nla_put_u32(skb, RMBD_CLIENT_ATTR_LOSS_TIMEOUT, dev->loss_timeout) ||
 	    nla_put_u32(skb, RMBD_CLIENT_ATTR_NR_RECONNECTS,
 			dev->nr_reconnects) ||
+	    (dev->shared && nla_put_flag(skb, RMBD_CLIENT_ATTR_SHARED)) ||
 	    (event && nla_put_u8(skb, RMBD_CLIENT_ATTR_EVENT, event))) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
@@ -137,6 +139,7 @@ static int rmbd_c_connect(struct sk_buff *skb, struct genl_info *info)
 	args.loss_timeout = attrs[RMBD_CLIENT_ATTR_LOSS_TIMEOUT] ?
 		nla_get_u32(attrs[RMBD_CLIENT_ATTR_LOSS_TIMEOUT]) :
 		RMBD_DEFAULT_LOSS_TIMEOUT;
+	args.shared = nla_get_flag(attrs[RMBD_CLIENT_ATTR_SHARED]);
 
 	reply = rmbd_reply_alloc(info);
 	if (!reply)

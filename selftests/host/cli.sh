@@ -137,6 +137,8 @@ usage listener "invalid port 'x' (1-65535)" listener del ::1 port x
 usage listener "missing value for 'port'" listener del ::1 port
 usage listener "unexpected argument 'x'" listener show x
 usage dev "missing keyword 'addr'" dev connect export foo
+usage dev "unknown keyword 'yes'" dev connect addr 10.0.0.1 export foo shared yes
+usage dev "duplicate keyword 'shared'" dev connect addr 10.0.0.1 export foo shared shared
 usage dev "missing keyword 'export'" dev connect addr 10.0.0.1
 usage dev "invalid address '10.0.0'" dev connect addr 10.0.0 export foo
 usage dev "invalid queues '0' (1-256)" \
@@ -226,12 +228,12 @@ exports_json='[{"name":"foo","size":1073741824,"slab_size":67108864,"nr_slabs":1
 # at their defaults (0, 2, 60, 0) or with -d; slab only with -d.
 devs_text="rmbd0: size 1073741824 state live addr 10.200.0.1 port 7470 export foo queues 2 depth 128
 rmbd3: size 8388608 state failed addr fd00::1 port 7471 export bar.2 queues 1 pollq 1 depth 16 loss_timeout 0
-rmbd6: size 4294967296 state reconnecting addr 10.200.0.2 port 7470 export baz queues 4 depth 128 reconnect_delay 5 loss_timeout 300 reconnects 3"
+rmbd6: size 4294967296 state reconnecting addr 10.200.0.2 port 7470 export baz queues 4 depth 128 reconnect_delay 5 loss_timeout 300 reconnects 3 shared"
 devs_details="rmbd0: size 1073741824 state live addr 10.200.0.1 port 7470 export foo queues 2 pollq 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 0 slab 67108864
 rmbd3: size 8388608 state failed addr fd00::1 port 7471 export bar.2 queues 1 pollq 1 depth 16 reconnect_delay 2 loss_timeout 0 reconnects 0 slab 2097152
-rmbd6: size 4294967296 state reconnecting addr 10.200.0.2 port 7470 export baz queues 4 pollq 0 depth 128 reconnect_delay 5 loss_timeout 300 reconnects 3 slab 1073741824"
-dev6_json='{"index":6,"name":"rmbd6","size":4294967296,"state":"reconnecting","addr":"10.200.0.2","port":7470,"export":"baz","queues":4,"poll_queues":0,"depth":128,"reconnect_delay":5,"loss_timeout":300,"reconnects":3,"slab_size":1073741824}'
-devs_json='[{"index":0,"name":"rmbd0","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"slab_size":67108864},{"index":3,"name":"rmbd3","size":8388608,"state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"slab_size":2097152},'"$dev6_json]"
+rmbd6: size 4294967296 state reconnecting addr 10.200.0.2 port 7470 export baz queues 4 pollq 0 depth 128 reconnect_delay 5 loss_timeout 300 reconnects 3 shared slab 1073741824"
+dev6_json='{"index":6,"name":"rmbd6","size":4294967296,"state":"reconnecting","addr":"10.200.0.2","port":7470,"export":"baz","queues":4,"poll_queues":0,"depth":128,"reconnect_delay":5,"loss_timeout":300,"reconnects":3,"shared":true,"slab_size":1073741824}'
+devs_json='[{"index":0,"name":"rmbd0","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"slab_size":67108864},{"index":3,"name":"rmbd3","size":8388608,"state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"slab_size":2097152},'"$dev6_json]"
 
 log_reset
 expect 0 "$exports_text" "" "$FAKE" export
@@ -337,17 +339,20 @@ expect 0 '[
         "reconnect_delay": 5,
         "loss_timeout": 300,
         "reconnects": 3,
+        "shared": true,
         "slab_size": 1073741824
     }
 ]' "" "$FAKE" -p dev show /dev/rmbd6
 expect 1 "" "rmbd: failed to show device: No such device" "$FAKE" dev show 5
 expect 0 "rmbd7" "" "$FAKE" dev connect addr 10.200.0.1 export foo
-expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"fd00::1","port":99,"export":"foo","queues":4,"poll_queues":2,"depth":64,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"slab_size":67108864}' \
+expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"fd00::1","port":99,"export":"foo","queues":4,"poll_queues":2,"depth":64,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"slab_size":67108864}' \
 	"" "$FAKE" -j dev conn export foo addr fd00::1 port 99 queues 4 depth 64 pollq 2
-expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":10,"loss_timeout":0,"reconnects":0,"slab_size":67108864}' \
+expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":10,"loss_timeout":0,"reconnects":0,"shared":false,"slab_size":67108864}' \
 	"" "$FAKE" -j dev connect addr 10.200.0.1 export foo reconnect_delay 10 loss_timeout 0
 expect 0 "rmbd7" "" "$FAKE" dev c addr 10.200.0.1 export foo loss 86400 reco 3600
 expect 0 "rmbd7" "" "$FAKE" dev connect addr 10.200.0.1 export foo reconnect_delay 1
+expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":true,"slab_size":67108864}' \
+	"" "$FAKE" -j dev connect addr 10.200.0.1 export foo shared
 expect 1 "" "rmbd: failed to connect device: Invalid argument: fake refusal of bad" \
 	"$FAKE" dev connect addr 10.200.0.1 export bad
 expect 0 "" "" "$FAKE" dev disconnect rmbd3
@@ -373,17 +378,19 @@ dev_get 6
 open
 dev_get 5
 open
-dev_connect 10.200.0.1 0 foo 0 0 0 0 -
+dev_connect 10.200.0.1 0 foo 0 0 0 0 - 0
 open
-dev_connect fd00::1 99 foo 4 64 2 0 -
+dev_connect fd00::1 99 foo 4 64 2 0 - 0
 open
-dev_connect 10.200.0.1 0 foo 0 0 0 10 0
+dev_connect 10.200.0.1 0 foo 0 0 0 10 0 0
 open
-dev_connect 10.200.0.1 0 foo 0 0 0 3600 86400
+dev_connect 10.200.0.1 0 foo 0 0 0 3600 86400 0
 open
-dev_connect 10.200.0.1 0 foo 0 0 0 1 -
+dev_connect 10.200.0.1 0 foo 0 0 0 1 - 0
 open
-dev_connect 10.200.0.1 0 bad 0 0 0 0 -
+dev_connect 10.200.0.1 0 foo 0 0 0 0 - 1
+open
+dev_connect 10.200.0.1 0 bad 0 0 0 0 - 0
 open
 dev_disconnect 3 0
 open
@@ -405,17 +412,17 @@ dev rmbd3 link-down state failed addr fd00::1 port 7471 export bar.2
 dev rmbd3 failed state failed addr fd00::1 port 7471 export bar.2
 dev rmbd3 disconnected state deleting addr fd00::1 port 7471 export bar.2
 dev rmbd6 unknown state reconnecting addr 10.200.0.2 port 7470 export baz"
-events_json='{"type":"dev","event":"connected","index":0,"name":"rmbd0","state":"live","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"slab_size":67108864}
+events_json='{"type":"dev","event":"connected","index":0,"name":"rmbd0","state":"live","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"slab_size":67108864}
 {"type":"session","event":"up","id":"3f2a9c0d1b2e4f60","peer":"10.200.0.1:41234","export":"foo"}
-{"type":"dev","event":"link-down","index":0,"name":"rmbd0","state":"reconnecting","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"slab_size":67108864}
-{"type":"dev","event":"reconnecting","index":0,"name":"rmbd0","state":"reconnecting","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"slab_size":67108864}
-{"type":"dev","event":"live","index":0,"name":"rmbd0","state":"live","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":1,"slab_size":67108864}
+{"type":"dev","event":"link-down","index":0,"name":"rmbd0","state":"reconnecting","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"slab_size":67108864}
+{"type":"dev","event":"reconnecting","index":0,"name":"rmbd0","state":"reconnecting","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"slab_size":67108864}
+{"type":"dev","event":"live","index":0,"name":"rmbd0","state":"live","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":1,"shared":false,"slab_size":67108864}
 {"type":"session","event":"down","id":"3f2a9c0d1b2e4f60","peer":"10.200.0.1:41234","export":"foo"}
 {"type":"session","event":"up","id":"7","peer":"[fd00::2]:41235","export":"bar.2"}
-{"type":"dev","event":"link-down","index":3,"name":"rmbd3","state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"slab_size":2097152}
-{"type":"dev","event":"failed","index":3,"name":"rmbd3","state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"slab_size":2097152}
-{"type":"dev","event":"disconnected","index":3,"name":"rmbd3","state":"deleting","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"slab_size":2097152}
-{"type":"dev","event":"unknown","index":6,"name":"rmbd6","state":"reconnecting","addr":"10.200.0.2","port":7470,"export":"baz","size":4294967296,"queues":4,"poll_queues":0,"depth":128,"reconnect_delay":5,"loss_timeout":300,"reconnects":3,"slab_size":1073741824}'
+{"type":"dev","event":"link-down","index":3,"name":"rmbd3","state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"slab_size":2097152}
+{"type":"dev","event":"failed","index":3,"name":"rmbd3","state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"slab_size":2097152}
+{"type":"dev","event":"disconnected","index":3,"name":"rmbd3","state":"deleting","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"slab_size":2097152}
+{"type":"dev","event":"unknown","index":6,"name":"rmbd6","state":"reconnecting","addr":"10.200.0.2","port":7470,"export":"baz","size":4294967296,"queues":4,"poll_queues":0,"depth":128,"reconnect_delay":5,"loss_timeout":300,"reconnects":3,"shared":true,"slab_size":1073741824}'
 lost="rmbd: events lost: the receive buffer was full; rmbd dev show has the current state"
 
 log_reset

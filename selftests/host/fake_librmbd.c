@@ -79,12 +79,12 @@ static const struct rmbd_listener_info fake_listeners[] = {
 
 static const struct rmbd_dev_info fake_devs[] = {
 	{ 0, "rmbd0", 1073741824ULL, 67108864ULL, RMBD_DEV_STATE_LIVE,
-	  "10.200.0.1", 7470, "foo", 2, 128, 0, 2, 60, 0 },
+	  "10.200.0.1", 7470, "foo", 2, 128, 0, 2, 60, 0, false },
 	{ 3, "rmbd3", 8388608ULL, 2097152ULL, RMBD_DEV_STATE_FAILED,
-	  "fd00::1", 7471, "bar.2", 1, 16, 1, 2, 0, 0 },
+	  "fd00::1", 7471, "bar.2", 1, 16, 1, 2, 0, 0, false },
 	{ 6, "rmbd6", 4294967296ULL, 1073741824ULL,
 	  RMBD_DEV_STATE_RECONNECTING, "10.200.0.2", 7470, "baz", 4, 128, 0,
-	  5, 300, 3 },
+	  5, 300, 3, true },
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -224,10 +224,10 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 
 	if (opts->has_loss_timeout)
 		snprintf(loss, sizeof(loss), "%u", opts->loss_timeout);
-	fake_log("dev_connect %s %u %s %u %u %u %u %s", opts->addr,
+	fake_log("dev_connect %s %u %s %u %u %u %u %s %d", opts->addr,
 		 opts->port, opts->export_name, opts->nr_io_queues,
 		 opts->queue_depth, opts->nr_poll_queues,
-		 opts->reconnect_delay, loss);
+		 opts->reconnect_delay, loss, opts->shared);
 	if (fake_fail(ctx, opts->export_name))
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
@@ -248,6 +248,7 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 			       RMBD_DEFAULT_RECONNECT_DELAY;
 	out->loss_timeout = opts->has_loss_timeout ? opts->loss_timeout :
 			    RMBD_DEFAULT_LOSS_TIMEOUT;
+	out->shared = opts->shared;
 	return 0;
 }
 

@@ -139,7 +139,8 @@ static struct nl_msg *dev_reply(bool old)
 	if (!old &&
 	    (nla_put_u32(msg, RMBD_CLIENT_ATTR_RECONNECT_DELAY, 5) ||
 	     nla_put_u32(msg, RMBD_CLIENT_ATTR_LOSS_TIMEOUT, 300) ||
-	     nla_put_u32(msg, RMBD_CLIENT_ATTR_NR_RECONNECTS, 3)))
+	     nla_put_u32(msg, RMBD_CLIENT_ATTR_NR_RECONNECTS, 3) ||
+	     nla_put_flag(msg, RMBD_CLIENT_ATTR_SHARED)))
 		goto fail;
 	return msg;
 fail:
@@ -168,27 +169,31 @@ static void test_dev_info(bool old)
 	if (old)
 		check(ok && d.state == RMBD_DEV_STATE_FAILED &&
 		      !d.reconnect_delay && !d.loss_timeout &&
-		      !d.nr_reconnects,
-		      "dev info of an old kernel: reconnect fields 0");
+		      !d.nr_reconnects && !d.shared,
+		      "dev info of an old kernel: reconnect fields 0, not shared");
 	else
 		check(ok && d.state == RMBD_DEV_STATE_RECONNECTING &&
 		      d.reconnect_delay == 5 && d.loss_timeout == 300 &&
-		      d.nr_reconnects == 3,
-		      "dev info: reconnecting, delay 5, loss 300, reconnects 3");
+		      d.nr_reconnects == 3 && d.shared,
+		      "dev info: reconnecting, delay 5, loss 300, reconnects 3, shared");
 	printf("# state %u reconnect_delay %u loss_timeout %u reconnects %u\n",
 	       d.state, d.reconnect_delay, d.loss_timeout, d.nr_reconnects);
 	nlmsg_free(msg);
 }
 
-/* What rmbd_dev_connect() sends for opts; -1: absent, -2: no message. */
+/*
+ * What rmbd_dev_connect() sends for opts; -1: absent, -2: no message.
+ * *shared: whether the SHARED flag was sent.
+ */
 static void connect_attrs(const struct rmbd_connect_opts *opts,
-			  int64_t *delay, int64_t *loss)
+			  int64_t *delay, int64_t *loss, bool *shared)
 {
 	struct nlattr *tb[RMBD_CLIENT_ATTR_MAX + 1];
 	struct nl_msg *msg = nlmsg_alloc();
 
 	*delay = -2;
 	*loss = -2;
+	*shared = false;
 	if (!msg || !genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, 42, 0, 0,
 				 RMBD_CLIENT_CMD_DEV_CONNECT,
 				 RMBD_CLIENT_GENL_VERSION) ||
@@ -200,6 +205,7 @@ static void connect_attrs(const struct rmbd_connect_opts *opts,
 		*delay = nla_get_u32(tb[RMBD_CLIENT_ATTR_RECONNECT_DELAY]);
 	if (tb[RMBD_CLIENT_ATTR_LOSS_TIMEOUT])
 		*loss = nla_get_u32(tb[RMBD_CLIENT_ATTR_LOSS_TIMEOUT]);
+	*shared = tb[RMBD_CLIENT_ATTR_SHARED] != NULL;
 out:
 	nlmsg_free(msg);
 }
@@ -635,8 +641,10 @@ int main(void)
 		};
 		int64_t delay, loss;
 		char desc[128];
+		bool shared;
 
-		connect_attrs(&o, &delay, &loss);
+		o.shared = i & 1;
+		connect_attrs(&o, &delay, &loss, &shared);
 		snprintf(desc, sizeof(desc),
 			 "connect opts %u, %u%s: attributes %" PRId64 ", %"
 			 PRId64 " (-1: none)", c->reconnect_delay,
@@ -645,6 +653,9 @@ int main(void)
 		check(delay == c->want_delay && loss == c->want_loss, desc);
 		if (delay != c->want_delay || loss != c->want_loss)
 			printf("# got %" PRId64 ", %" PRId64 "\n", delay, loss);
+		snprintf(desc, sizeof(desc), "connect opts shared %d: flag %s",
+			 o.shared, o.shared ? "sent" : "not sent");
+		check(shared == o.shared, desc);
 	}
 
 	printf("1..%zu\n", n);

@@ -715,6 +715,7 @@ static const struct apol client_pol[RMBD_CLIENT_ATTR_MAX + 1] = {
 		POL_RANGE(P_U32, 0, RMBD_MAX_LOSS_TIMEOUT, V_LOSS),
 	[RMBD_CLIENT_ATTR_NR_RECONNECTS] = POL_REJECT,
 	[RMBD_CLIENT_ATTR_EVENT]	= POL_REJECT,
+	[RMBD_CLIENT_ATTR_SHARED]	= POL_INT(P_FLAG, V_FLAG),
 };
 
 enum effect { E_NONE, E_CREATE, E_DELETE };
@@ -726,7 +727,7 @@ struct op {
 	bool reply;		/* a doit that succeeds replies */
 	enum effect effect;
 	uint16_t req[2];	/* required, in the order checked */
-	uint16_t opt[6];
+	uint16_t opt[7];
 };
 
 static const struct op target_ops[] = {
@@ -751,7 +752,8 @@ static const struct op client_ops[] = {
 	  { RMBD_CLIENT_ATTR_ADDR, RMBD_CLIENT_ATTR_EXPORT_NAME },
 	  { RMBD_CLIENT_ATTR_PORT, RMBD_CLIENT_ATTR_NR_IO_QUEUES,
 	    RMBD_CLIENT_ATTR_NR_POLL_QUEUES, RMBD_CLIENT_ATTR_QUEUE_DEPTH,
-	    RMBD_CLIENT_ATTR_RECONNECT_DELAY, RMBD_CLIENT_ATTR_LOSS_TIMEOUT } },
+	    RMBD_CLIENT_ATTR_RECONNECT_DELAY, RMBD_CLIENT_ATTR_LOSS_TIMEOUT,
+	    RMBD_CLIENT_ATTR_SHARED } },
 	{ RMBD_CLIENT_CMD_DEV_DISCONNECT, true, false, false, E_DELETE,
 	  { RMBD_CLIENT_ATTR_DEV_INDEX }, { RMBD_CLIENT_ATTR_FORCE } },
 	{ RMBD_CLIENT_CMD_DEV_GET, true, true, true, E_NONE,
@@ -2010,7 +2012,7 @@ static void gen_plausible(struct mb *m, int fam, const struct op *op)
 	for (i = 0; i < 2 && op->req[i]; i++)
 		if (chance(92))
 			types[n++] = op->req[i];
-	for (i = 0; i < 6 && op->opt[i]; i++)
+	for (i = 0; i < (int)ARRAY_SIZE(op->opt) && op->opt[i]; i++)
 		if (chance(35))
 			types[n++] = op->opt[i];
 	if (n && chance(5)) {

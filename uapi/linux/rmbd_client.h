@@ -125,6 +125,10 @@ enum rmbd_dev_event {
  * @RMBD_CLIENT_ATTR_NR_RECONNECTS: u32, output: times the connection was
  *	restored
  * @RMBD_CLIENT_ATTR_EVENT: u8, output of DEV_EVENT: enum rmbd_dev_event
+ * @RMBD_CLIENT_ATTR_SHARED: flag, DEV_CONNECT even when another device of
+ *	this host is connected, connecting or reconnecting to the same
+ *	export of the same target (address and port); without it such a
+ *	connect is refused (-EEXIST).  Output: the device was connected so.
  */
 enum rmbd_client_attr {
 	RMBD_CLIENT_ATTR_UNSPEC,
@@ -145,6 +149,7 @@ enum rmbd_client_attr {
 	RMBD_CLIENT_ATTR_LOSS_TIMEOUT,
 	RMBD_CLIENT_ATTR_NR_RECONNECTS,
 	RMBD_CLIENT_ATTR_EVENT,
+	RMBD_CLIENT_ATTR_SHARED,
 
 	__RMBD_CLIENT_ATTR_MAX,
 	RMBD_CLIENT_ATTR_MAX = __RMBD_CLIENT_ATTR_MAX - 1

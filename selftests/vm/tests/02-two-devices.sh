@@ -3,7 +3,9 @@
 #
 # Two exports, two devices: each reads back its own data, and writing one
 # leaves the other untouched.  Export b uses the smallest slab so its
-# I/O crosses many slab boundaries.
+# I/O crosses many slab boundaries.  A second device on export a is
+# refused (two devices of one host on one export overwrite each other),
+# unless connected with "shared", and then it sees a's data.
 # timeout=300
 
 set -eu
@@ -53,6 +55,17 @@ dd if=/tmp/c.img of=/tmp/b.img bs=4k seek=$(( (6 << 20) / 4096 - 128 )) conv=not
 readback "$db" /tmp/b.img
 readback "$da" /tmp/a.img
 log "a 1M write across a slab boundary of b lands where it should"
+
+rmbd_fails "a second device on export a" dev connect addr "$RMBD_ADDR" export a
+[[ $RMBD_ERR == *"File exists"*"already connected here"* ]] ||
+	fail "a second device on export a: '$RMBD_ERR', expected EEXIST and why"
+(( $(dev_count) == 2 )) || fail "dev show lists $(dev_count) devices after the refused connect"
+[[ $(dev_field "$da" shared) == false ]] || fail "$da: shared '$(dev_field "$da" shared)'"
+dc=$(dev_connect a shared)
+[[ $(dev_field "$dc" shared) == true ]] || fail "$dc: shared '$(dev_field "$dc" shared)'"
+readback "$dc" /tmp/a.img
+dev_disconnect "$dc"
+log "a second device on export a: refused ($RMBD_ERR); with shared it reads a's data"
 
 # The data stays with the export, not with the device.
 dev_disconnect "$da"
