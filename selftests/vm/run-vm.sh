@@ -393,8 +393,7 @@ elapsed=$(( $(date +%s) - start ))
 if [[ -z $vm_why ]]; then
 	echo "ok $(( n + 1 )) vm # ${elapsed} s"
 else
-	echo "# $vm_why"
-	echo "not ok $(( n + 1 )) vm # ${elapsed} s"
+	echo "not ok $(( n + 1 )) vm # ${vm_why}, ${elapsed} s"
 	failed=1
 fi
 echo "# results in $results"

@@ -405,8 +405,7 @@ else
 		echo "# last lines of $n's console ($results/$n/console.log):"
 		tail -n 20 "$results/$n/console.log" | sed 's/^/# /'
 	done
-	echo "# $why"
-	echo "not ok $(( ${#steps[@]} + 1 )) vms # ${elapsed} s"
+	echo "not ok $(( ${#steps[@]} + 1 )) vms # ${why}, ${elapsed} s"
 	failed=1
 fi
 echo "# results in $results"
