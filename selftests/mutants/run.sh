@@ -13,8 +13,10 @@
 #
 # A patch's header, before its "---" line:
 #   Mutant:  what it breaks
-#   Tests:   the VM tests to run, or "two-vm" for selftests/vm/two-vm.sh
-#   Fails:   the results that must be "not ok" (two-vm.sh's step names)
+#   Tests:   the VM tests to run; "two-vm" among them runs
+#            selftests/vm/two-vm.sh as well
+#   Fails:   the results that must be "not ok" (two-vm.sh's are its
+#            step names)
 #   Expect:  optional, an extended regular expression that one of the
 #            failures ("FAIL:", "vm-error:" or "not ok" lines) must
 #            match: the check the mutant is for caught it, not another
@@ -101,14 +103,23 @@ for p in "${patches[@]}"; do
 		continue
 	fi
 	res=$work/$name/results
-	mkdir -p "$res"
-	if [[ $tests == two-vm ]]; then
-		RMBD_DEBUG_KERNEL=$debug RMBD_RESULTS=$res \
-			"$tree/selftests/vm/two-vm.sh" > "$work/$name/ktap" 2>&1
-	else
-		# shellcheck disable=SC2086
-		RMBD_DEBUG_KERNEL=$debug RMBD_RESULTS=$res \
-			"$tree/selftests/vm/run-vm.sh" $tests > "$work/$name/ktap" 2>&1
+	mkdir -p "$res/vm" "$res/two-vm"
+	vm_tests=() two_vm=
+	for t in $tests; do
+		if [[ $t == two-vm ]]; then
+			two_vm=1
+		else
+			vm_tests+=("$t")
+		fi
+	done
+	: > "$work/$name/ktap"
+	if (( ${#vm_tests[@]} )); then
+		RMBD_DEBUG_KERNEL=$debug RMBD_RESULTS=$res/vm \
+			"$tree/selftests/vm/run-vm.sh" "${vm_tests[@]}" >> "$work/$name/ktap" 2>&1
+	fi
+	if [[ -n $two_vm ]]; then
+		RMBD_DEBUG_KERNEL=$debug RMBD_RESULTS=$res/two-vm \
+			"$tree/selftests/vm/two-vm.sh" >> "$work/$name/ktap" 2>&1
 	fi
 	missed=
 	for f in $fails; do
@@ -118,7 +129,7 @@ for p in "${patches[@]}"; do
 	   ! grep -aE '^(# (.*FAIL: |vm-error: )|not ok )' "$work/$name/ktap" | grep -qE -- "$expect"; then
 		missed+=" (no failure matches \"$expect\")"
 	fi
-	why=$(grep -a -m 3 -E '^# (FAIL: |vm-error: |task .* blocked|kernel errors)' "$work/$name/ktap" |
+	why=$(grep -a -m 3 -E '^# ([a-z0-9]+: )?(FAIL: |vm-error: |task .* blocked|kernel errors)' "$work/$name/ktap" |
 		cut -c3- | tr '\n' ' ')
 	if [[ -z $missed ]]; then
 		caught=$(( caught + 1 ))

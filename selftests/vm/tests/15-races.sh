@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Connect, disconnect and client module unload racing each other: in each
-# of 100 rounds (20 on the debug kernel) two connects, a disconnect of
-# whatever exists and (every other round) an rmmod start at once.  Each may win or lose, with a clear error; none may hang,
+# of 100 rounds (20 on the debug kernel) two connects (one of them
+# "shared"), a disconnect of whatever exists and (every other round) an
+# rmmod start at once.  Each may win or lose, with a clear error; none may hang,
 # oops or leak: afterwards the target has no session left and the client
 # module unloads.
 # timeout=900
@@ -23,9 +24,13 @@ connects=0 rmmods=0
 for (( r = 1; r <= rounds; r++ )); do
 	rmbd_modules_loaded || rmbd_load_modules > /dev/null 2>&1 || true
 	pids=()
+	# The second one "shared": both may set a session up at once, while
+	# the first one may be refused as a second device on the export.
 	for j in 1 2; do
+		shared=()
+		(( j == 2 )) && shared=(shared)
 		timeout -k 5 60 "$RMBD_BIN" dev connect addr "$RMBD_ADDR" export race \
-			queues 1 depth 16 > "$out/c$j" 2>&1 &
+			queues 1 depth 16 "${shared[@]}" > "$out/c$j" 2>&1 &
 		pids+=("$!")
 	done
 	# A disconnect may lose (the device went meanwhile), never hang.
