@@ -20,6 +20,13 @@
  */
 #define RMBD_RESERVE_PAGES	((64UL << 20) >> PAGE_SHIFT)
 
+/*
+ * Pages that exports being created are still to allocate: promised under
+ * rmbd_t_mutex, so that two creates cannot both count the same free
+ * memory, and given back as each slab gets its memory.
+ */
+static atomic64_t rmbd_promised_pages = ATOMIC64_INIT(0);
+
 struct rmbd_export *rmbd_export_find(const char *name)
 {
 	struct rmbd_export *exp;
@@ -117,7 +124,7 @@ int rmbd_export_create(const char *name, u64 size, u64 slab_size,
 		       struct rmbd_export **out, const char **why)
 {
 	struct rmbd_export *exp;
-	u64 pages;
+	u64 pages, needed, got;
 	u32 i;
 	int ret;
 
@@ -128,7 +135,9 @@ int rmbd_export_create(const char *name, u64 size, u64 slab_size,
 	}
 	pages = DIV_ROUND_UP_ULL(size, RMBD_CHUNK_SIZE) <<
 		RMBD_CHUNK_ORDER;
-	if (pages + RMBD_RESERVE_PAGES > si_mem_available()) {
+	needed = pages + atomic64_read(&rmbd_promised_pages) +
+		 RMBD_RESERVE_PAGES;
+	if (needed > si_mem_available()) {
 		*why = "not enough free memory for an export of this size";
 		return -ENOMEM;
 	}
@@ -155,16 +164,22 @@ int rmbd_export_create(const char *name, u64 size, u64 slab_size,
 		return -ENOMEM;
 	}
 
+	atomic64_add(pages, &rmbd_promised_pages);
 	mutex_unlock(&rmbd_t_mutex);
 	for (i = 0, ret = 0; i < exp->nr_slabs && !ret; i++) {
 		ret = rmbd_slab_alloc(&exp->slabs[i],
 				      rmbd_slab_len(size, slab_size, i));
-		if (!ret)
-			exp->mem += (u64)exp->slabs[i].nr_chunks <<
-				    RMBD_CHUNK_SHIFT;
+		if (!ret) {
+			got = (u64)exp->slabs[i].nr_chunks << RMBD_CHUNK_ORDER;
+			exp->mem += got << PAGE_SHIFT;
+			/* Counted by si_mem_available() from now on. */
+			atomic64_sub(got, &rmbd_promised_pages);
+			pages -= got;
+		}
 		if (!ret && fatal_signal_pending(current))
 			ret = -EINTR;
 	}
+	atomic64_sub(pages, &rmbd_promised_pages);
 	mutex_lock(&rmbd_t_mutex);
 
 	if (ret) {
