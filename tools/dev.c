@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * rmbd: the client's devices (rmbd dev).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "print.h"
+#include "rmbd.h"
+
+/* In text, a field at its default value shows only with -d. */
+static enum print_mode print_unless_default(bool is_default)
+{
+	return is_default && !opt.details ? PRINT_JSON : PRINT_ANY;
+}
+
+static void print_dev(const struct rmbd_dev_info *d)
+{
+	print_open_object();
+	print_u64(PRINT_JSON, "index", NULL, d->index);
+	print_string(PRINT_ANY, "name", "%s:", d->name);
+	print_u64(PRINT_ANY, "size", "size %" PRIu64, d->size);
+	print_string(PRINT_ANY, "state", "state %s",
+		     rmbd_dev_state_name(d->state));
+	print_string(PRINT_ANY, "addr", "addr %s", d->addr);
+	print_u64(PRINT_ANY, "port", "port %" PRIu64, d->port);
+	print_string(PRINT_ANY, "export", "export %s", d->export_name);
+	print_u64(PRINT_ANY, "queues", "queues %" PRIu64, d->nr_io_queues);
+	print_u64(print_unless_default(!d->nr_poll_queues),
+		  "poll_queues", "pollq %" PRIu64, d->nr_poll_queues);
+	print_u64(PRINT_ANY, "depth", "depth %" PRIu64, d->queue_depth);
+	print_u64(print_unless_default(d->reconnect_delay ==
+				       RMBD_DEFAULT_RECONNECT_DELAY),
+		  "reconnect_delay", "reconnect_delay %" PRIu64,
+		  d->reconnect_delay);
+	print_u64(print_unless_default(d->loss_timeout ==
+				       RMBD_DEFAULT_LOSS_TIMEOUT),
+		  "loss_timeout", "loss_timeout %" PRIu64, d->loss_timeout);
+	print_u64(print_unless_default(!d->nr_reconnects),
+		  "reconnects", "reconnects %" PRIu64, d->nr_reconnects);
+	print_bool(PRINT_ANY, "shared", "shared", d->shared);
+	print_u64(opt.details ? PRINT_ANY : PRINT_JSON, "slab_size",
+		  "slab %" PRIu64, d->slab_size);
+	print_close_object();
+}
+
+static void dev_help(FILE *f)
+{
+	fprintf(f,
+		"Usage: rmbd dev connect addr ADDR export NAME [ port PORT ]\n"
+		"                        [ queues N ] [ pollq N ] [ depth N ]\n"
+		"                        [ reconnect_delay SECONDS ] "
+		"[ loss_timeout SECONDS ]\n"
+		"                        [ shared ]\n"
+		"       rmbd dev disconnect DEV [ force ]\n"
+		"       rmbd dev [ show [ DEV ] ]\n"
+		"       rmbd dev help\n"
+		"where  DEV := rmbdN | /dev/rmbdN | N\n"
+		"       ADDR := the target's IPv4 or IPv6 address\n"
+		"       PORT := 1-65535, default %d\n"
+		"       queues: 1-%d, default one per online CPU\n"
+		"       pollq: polled queues for io_uring hipri, 0-%d, default 0\n"
+		"       depth: 1-%d, default %d\n"
+		"       reconnect_delay: seconds between reconnect attempts, "
+		"1-%d, default %d\n"
+		"       loss_timeout: seconds I/O waits for a lost connection "
+		"before it fails,\n"
+		"                     0-%d (0: fail at once), default %d\n"
+		"       shared: connect even if this host has a device on that "
+		"export already\n",
+		RMBD_DEFAULT_PORT, RMBD_MAX_IO_QUEUES, RMBD_MAX_IO_QUEUES,
+		RMBD_MAX_QUEUE_DEPTH, RMBD_DEFAULT_QUEUE_DEPTH,
+		RMBD_MAX_RECONNECT_DELAY, RMBD_DEFAULT_RECONNECT_DELAY,
+		RMBD_MAX_LOSS_TIMEOUT, RMBD_DEFAULT_LOSS_TIMEOUT);
+}
+
+static int dev_connect(int argc, char **argv)
+{
+	struct keyword kw[] = {
+		{ .name = "addr", .has_value = true },
+		{ .name = "export", .has_value = true },
+		{ .name = "port", .has_value = true },
+		{ .name = "queues", .has_value = true },
+		{ .name = "depth", .has_value = true },
+		{ .name = "pollq", .has_value = true },
+		{ .name = "reconnect_delay", .has_value = true },
+		{ .name = "loss_timeout", .has_value = true },
+		{ .name = "shared" },
+		{ }
+	};
+	struct rmbd_connect_opts o = { 0 };
+	struct rmbd_dev_info info;
+	struct rmbd_ctx *ctx;
+	int ret;
+
+	ret = parse_keywords(kw, argc, argv);
+	if (!ret)
+		ret = require(&kw[0]);
+	if (!ret)
+		ret = require(&kw[1]);
+	if (!ret)
+		ret = check_addr(kw[0].value);
+	if (!ret)
+		ret = check_export_name(kw[1].value);
+	if (!ret)
+		ret = parse_port(&kw[2], &o.port);
+	if (ret)
+		return ret;
+	if (kw[3].seen && parse_uint(kw[3].value, 1, RMBD_MAX_IO_QUEUES,
+				     &o.nr_io_queues))
+		return usage_error("invalid queues '%s' (1-%d)", kw[3].value,
+				   RMBD_MAX_IO_QUEUES);
+	if (kw[4].seen && parse_uint(kw[4].value, 1, RMBD_MAX_QUEUE_DEPTH,
+				     &o.queue_depth))
+		return usage_error("invalid depth '%s' (1-%d)", kw[4].value,
+				   RMBD_MAX_QUEUE_DEPTH);
+	if (kw[5].seen && parse_uint(kw[5].value, 0, RMBD_MAX_IO_QUEUES,
+				     &o.nr_poll_queues))
+		return usage_error("invalid pollq '%s' (0-%d)", kw[5].value,
+				   RMBD_MAX_IO_QUEUES);
+	if (kw[6].seen && parse_uint(kw[6].value, 1, RMBD_MAX_RECONNECT_DELAY,
+				     &o.reconnect_delay))
+		return usage_error("invalid reconnect_delay '%s' (1-%d)",
+				   kw[6].value, RMBD_MAX_RECONNECT_DELAY);
+	if (kw[7].seen && parse_uint(kw[7].value, 0, RMBD_MAX_LOSS_TIMEOUT,
+				     &o.loss_timeout))
+		return usage_error("invalid loss_timeout '%s' (0-%d)",
+				   kw[7].value, RMBD_MAX_LOSS_TIMEOUT);
+	o.has_loss_timeout = kw[7].seen;
+	o.shared = kw[8].seen;
+	o.addr = kw[0].value;
+	o.export_name = kw[1].value;
+
+	ret = open_ctx(&ctx);
+	if (ret)
+		return ret;
+	ret = rmbd_dev_connect(ctx, &o, &info);
+	if (ret < 0) {
+		ret = request_error(ctx, "connect device", ret);
+	} else {
+		if (opt.json)
+			print_dev(&info);
+		else
+			printf("%s\n", info.name);
+		ret = 0;
+	}
+	rmbd_close(ctx);
+	return ret;
+}
+
+static int parse_dev_arg(int argc, char **argv, uint32_t *index)
+{
+	if (rmbd_parse_dev(argv[0], index))
+		return usage_error("invalid device '%s'", argv[0]);
+	return no_more_args(argc - 1, argv + 1);
+}
+
+static int dev_disconnect(int argc, char **argv)
+{
+	struct keyword kw[] = {
+		{ .name = "force" },
+		{ }
+	};
+	struct rmbd_ctx *ctx;
+	uint32_t index;
+	int ret;
+
+	if (argc < 1)
+		return usage_error("missing device");
+	if (rmbd_parse_dev(argv[0], &index))
+		return usage_error("invalid device '%s'", argv[0]);
+	ret = parse_keywords(kw, argc - 1, argv + 1);
+	if (ret)
+		return ret;
+	ret = open_ctx(&ctx);
+	if (ret)
+		return ret;
+	ret = rmbd_dev_disconnect(ctx, index, kw[0].seen);
+	ret = ret < 0 ? request_error(ctx, "disconnect device", ret) : 0;
+	rmbd_close(ctx);
+	return ret;
+}
+
+static int collect_dev(const struct rmbd_dev_info *d, void *arg)
+{
+	return vec_push(arg, d);
+}
+
+static int dev_show(int argc, char **argv)
+{
+	struct vec vec = { .size = sizeof(struct rmbd_dev_info) };
+	struct rmbd_ctx *ctx;
+	bool one = argc > 0;
+	uint32_t index = 0;
+	size_t i;
+	int ret;
+
+	if (one) {
+		ret = parse_dev_arg(argc, argv, &index);
+		if (ret)
+			return ret;
+	}
+	ret = open_ctx(&ctx);
+	if (ret)
+		return ret;
+	if (one) {
+		struct rmbd_dev_info info;
+
+		ret = rmbd_dev_get(ctx, index, &info);
+		if (!ret)
+			ret = collect_dev(&info, &vec);
+		if (ret < 0)
+			ret = request_error(ctx, "show device", ret);
+	} else {
+		ret = rmbd_dev_list(ctx, collect_dev, &vec);
+		if (ret < 0)
+			ret = request_error(ctx, "list devices", ret);
+	}
+	if (!ret) {
+		print_open_array();
+		for (i = 0; i < vec.n; i++)
+			print_dev((struct rmbd_dev_info *)vec.v + i);
+		print_close_array();
+	}
+	free(vec.v);
+	rmbd_close(ctx);
+	return ret;
+}
+
+static const struct command dev_cmds[] = {
+	{ "show", dev_show },
+	{ "connect", dev_connect },
+	{ "disconnect", dev_disconnect },
+	{ "help", NULL },
+	{ }
+};
+
+const struct object dev_object = {
+	.name	= "dev",
+	.help	= dev_help,
+	.cmds	= dev_cmds,
+};

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * rmbd: the target's exports (rmbd export).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "print.h"
+#include "rmbd.h"
+
+static void print_export(const struct rmbd_export_info *e)
+{
+	print_open_object();
+	print_string(PRINT_ANY, "name", "export %s", e->name);
+	print_u64(PRINT_ANY, "size", "size %" PRIu64, e->size);
+	print_u64(PRINT_ANY, "slab_size", "slab %" PRIu64, e->slab_size);
+	print_u64(PRINT_ANY, "nr_slabs", "slabs %" PRIu64, e->nr_slabs);
+	print_u64(PRINT_ANY, "sessions", "sessions %" PRIu64, e->sessions);
+	print_u64(PRINT_ANY, "mapped", "mapped %" PRIu64, e->mapped);
+	print_u64(PRINT_ANY, "mem", "mem %" PRIu64, e->mem);
+	print_close_object();
+}
+
+static void export_help(FILE *f)
+{
+	fprintf(f,
+		"Usage: rmbd export add NAME size SIZE [ slab SIZE ]\n"
+		"       rmbd export del NAME [ force ]\n"
+		"       rmbd export [ show [ NAME ] ]\n"
+		"       rmbd export help\n"
+		"where  NAME := 1-%d characters of [A-Za-z0-9._-], not "
+		"starting with '.'\n"
+		"       SIZE := NUMBER[K|M|G|T|P|E][iB], binary multiples "
+		"(1K = 1024)\n",
+		RMBD_EXPORT_NAME_MAX - 1);
+}
+
+static int export_add(int argc, char **argv)
+{
+	struct keyword kw[] = {
+		{ .name = "size", .has_value = true },
+		{ .name = "slab", .has_value = true },
+		{ }
+	};
+	struct rmbd_export_info info;
+	uint64_t size, slab = 0;
+	struct rmbd_ctx *ctx;
+	const char *name;
+	int ret;
+
+	if (argc < 1)
+		return usage_error("missing export name");
+	name = argv[0];
+	ret = check_export_name(name);
+	if (!ret)
+		ret = parse_keywords(kw, argc - 1, argv + 1);
+	if (!ret)
+		ret = require(&kw[0]);
+	if (!ret)
+		ret = parse_size_kw(&kw[0], "size", true, &size);
+	if (!ret && kw[1].seen)
+		ret = parse_size_kw(&kw[1], "slab size", false, &slab);
+	if (ret)
+		return ret;
+
+	ret = open_ctx(&ctx);
+	if (ret)
+		return ret;
+	ret = rmbd_export_add(ctx, name, size, slab,
+			      opt.json ? &info : NULL);
+	if (ret < 0) {
+		ret = request_error(ctx, "add export", ret);
+	} else {
+		if (opt.json)
+			print_export(&info);
+		ret = 0;
+	}
+	rmbd_close(ctx);
+	return ret;
+}
+
+static int export_del(int argc, char **argv)
+{
+	struct keyword kw[] = {
+		{ .name = "force" },
+		{ }
+	};
+	struct rmbd_ctx *ctx;
+	const char *name;
+	int ret;
+
+	if (argc < 1)
+		return usage_error("missing export name");
+	name = argv[0];
+	ret = check_export_name(name);
+	if (!ret)
+		ret = parse_keywords(kw, argc - 1, argv + 1);
+	if (ret)
+		return ret;
+
+	ret = open_ctx(&ctx);
+	if (ret)
+		return ret;
+	ret = rmbd_export_del(ctx, name, kw[0].seen);
+	ret = ret < 0 ? request_error(ctx, "delete export", ret) : 0;
+	rmbd_close(ctx);
+	return ret;
+}
+
+static int collect_export(const struct rmbd_export_info *e, void *arg)
+{
+	return vec_push(arg, e);
+}
+
+static int export_show(int argc, char **argv)
+{
+	struct vec vec = { .size = sizeof(struct rmbd_export_info) };
+	const char *name = NULL;
+	struct rmbd_ctx *ctx;
+	uint64_t total;
+	size_t i;
+	int ret;
+
+	if (argc > 0) {
+		name = argv[0];
+		ret = check_export_name(name);
+		if (!ret)
+			ret = no_more_args(argc - 1, argv + 1);
+		if (ret)
+			return ret;
+	}
+
+	ret = open_ctx(&ctx);
+	if (ret)
+		return ret;
+	if (name) {
+		struct rmbd_export_info info;
+
+		ret = rmbd_export_get(ctx, name, &info);
+		if (!ret)
+			ret = collect_export(&info, &vec);
+		if (ret < 0)
+			ret = request_error(ctx, "show export", ret);
+	} else {
+		ret = rmbd_export_list(ctx, collect_export, &vec, &total);
+		if (ret < 0)
+			ret = request_error(ctx, "list exports", ret);
+	}
+	if (!ret) {
+		print_open_array();
+		for (i = 0; i < vec.n; i++)
+			print_export((struct rmbd_export_info *)vec.v + i);
+		print_close_array();
+		if (!name && opt.details && !opt.json)
+			printf("total mem %" PRIu64 "\n", total);
+	}
+	free(vec.v);
+	rmbd_close(ctx);
+	return ret;
+}
+
+static const struct command export_cmds[] = {
+	{ "show", export_show },
+	{ "add", export_add },
+	{ "del", export_del },
+	{ "help", NULL },
+	{ }
+};
+
+const struct object export_object = {
+	.name	= "export",
+	.help	= export_help,
+	.cmds	= export_cmds,
+};

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * rmbd: what the object files of the command line tool share: the
+ * global options, argument parsing and error reporting (utils.c), and
+ * the objects (export.c, listener.c, dev.c, monitor.c).
+ */
+#ifndef _RMBD_TOOL_H
+#define _RMBD_TOOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "librmbd.h"
+
+#define EXIT_FAIL	1
+#define EXIT_USAGE	2
+
+struct rmbd_opts {
+	bool json;
+	bool pretty;
+	bool details;
+};
+
+extern struct rmbd_opts opt;
+/* The object being parsed, for the hint of usage errors; NULL: none. */
+extern const char *cur_object;
+
+/* Keyword arguments: "keyword [value]" pairs after the positional ones. */
+struct keyword {
+	const char *name;
+	bool has_value;
+	bool seen;
+	const char *value;
+};
+
+/* The usage errors print a hint and return EXIT_USAGE. */
+int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "failed to <what>: <strerror>[: <kernel message>]"; returns EXIT_FAIL. */
+int request_error(struct rmbd_ctx *ctx, const char *what, int err);
+int open_ctx(struct rmbd_ctx **ctx);
+int match(const char *const *table, const char *word);
+int parse_keywords(struct keyword *kw, int argc, char **argv);
+int require(const struct keyword *kw);
+int parse_uint(const char *s, uint32_t min, uint32_t max, uint32_t *val);
+int parse_port(const struct keyword *kw, uint16_t *port);
+int parse_size_kw(const struct keyword *kw, const char *what, bool zero_ok,
+		  uint64_t *val);
+int check_export_name(const char *name);
+int check_addr(const char *addr);
+int no_more_args(int argc, char **argv);
+
+/* A growing array of what a list call returns, items of @size bytes. */
+struct vec {
+	void *v;
+	size_t n;
+	size_t size;
+};
+
+/* Append a copy of @item: 0, or -ENOMEM. */
+int vec_push(struct vec *vec, const void *item);
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+};
+
+struct object {
+	const char *name;
+	void (*help)(FILE *f);
+	const struct command *cmds;	/* the first is the default */
+	/* Arguments that are no command go to the default one. */
+	bool default_takes_args;
+};
+
+extern const struct object export_object;
+extern const struct object listener_object;
+extern const struct object dev_object;
+extern const struct object monitor_object;
+
+#endif /* _RMBD_TOOL_H */

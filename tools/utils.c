@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * rmbd: argument parsing and error reporting shared by the objects.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rmbd.h"
+
+struct rmbd_opts opt;
+const char *cur_object;
+
+int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("rmbd: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	if (cur_object)
+		fprintf(stderr, "Try 'rmbd %s help'.\n", cur_object);
+	else
+		fputs("Try 'rmbd help'.\n", stderr);
+	return EXIT_USAGE;
+}
+
+/* "failed to <what>: <strerror>[: <kernel message>]" */
+int request_error(struct rmbd_ctx *ctx, const char *what, int err)
+{
+	const char *msg = rmbd_errmsg(ctx);
+
+	fprintf(stderr, "rmbd: failed to %s: %s", what, strerror(-err));
+	if (msg && *msg)
+		fprintf(stderr, ": %s", msg);
+	fputc('\n', stderr);
+	return EXIT_FAIL;
+}
+
+int open_ctx(struct rmbd_ctx **ctx)
+{
+	int ret;
+
+	ret = rmbd_open(ctx);
+	if (ret) {
+		fprintf(stderr, "rmbd: failed to open netlink socket: %s\n",
+			strerror(-ret));
+		return EXIT_FAIL;
+	}
+	return 0;
+}
+
+/*
+ * Unique prefix match of word in a NULL-terminated table: an exact match
+ * wins.  Returns the index, -1 if none matches, -2 if several do.
+ */
+int match(const char *const *table, const char *word)
+{
+	size_t len = strlen(word);
+	int i, found = -1;
+
+	if (!len)
+		return -1;
+	for (i = 0; table[i]; i++) {
+		if (!strcmp(table[i], word))
+			return i;
+		if (!strncmp(table[i], word, len)) {
+			if (found >= 0)
+				found = -2;
+			else if (found == -1)
+				found = i;
+		}
+	}
+	return found;
+}
+
+
+int parse_keywords(struct keyword *kw, int argc, char **argv)
+{
+	const char *names[16];
+	int i, n, k;
+
+	for (n = 0; kw[n].name; n++)
+		names[n] = kw[n].name;
+	names[n] = NULL;
+
+	for (i = 0; i < argc; i++) {
+		k = match(names, argv[i]);
+		if (k == -1)
+			return usage_error("unknown keyword '%s'", argv[i]);
+		if (k == -2)
+			return usage_error("ambiguous keyword '%s'", argv[i]);
+		if (kw[k].seen)
+			return usage_error("duplicate keyword '%s'",
+					   kw[k].name);
+		kw[k].seen = true;
+		if (!kw[k].has_value)
+			continue;
+		if (i + 1 >= argc)
+			return usage_error("missing value for '%s'",
+					   kw[k].name);
+		kw[k].value = argv[++i];
+	}
+	return 0;
+}
+
+int require(const struct keyword *kw)
+{
+	if (!kw->seen)
+		return usage_error("missing keyword '%s'", kw->name);
+	return 0;
+}
+
+/* Decimal, no sign, no junk, within min..max. */
+int parse_uint(const char *s, uint32_t min, uint32_t max, uint32_t *val)
+{
+	unsigned long long v;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*val = (uint32_t)v;
+	return 0;
+}
+
+int parse_port(const struct keyword *kw, uint16_t *port)
+{
+	uint32_t v;
+
+	*port = 0;
+	if (!kw->seen)
+		return 0;
+	if (parse_uint(kw->value, 1, 65535, &v))
+		return usage_error("invalid port '%s' (1-65535)", kw->value);
+	*port = (uint16_t)v;
+	return 0;
+}
+
+/* zero_ok: 0 goes to the kernel, which judges sizes; else it is refused. */
+int parse_size_kw(const struct keyword *kw, const char *what, bool zero_ok,
+		  uint64_t *val)
+{
+	if (rmbd_parse_size(kw->value, val) || (!zero_ok && !*val))
+		return usage_error("invalid %s '%s'", what, kw->value);
+	return 0;
+}
+
+int check_export_name(const char *name)
+{
+	size_t len = strlen(name);
+
+	if (!len || len >= RMBD_EXPORT_NAME_MAX || name[0] == '.' ||
+	    strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+			 "0123456789._-") != len)
+		return usage_error("invalid export name '%s'", name);
+	return 0;
+}
+
+int check_addr(const char *addr)
+{
+	unsigned char buf[sizeof(struct in6_addr)];
+
+	if (strlen(addr) >= RMBD_ADDR_MAX ||
+	    (inet_pton(AF_INET, addr, buf) != 1 &&
+	     inet_pton(AF_INET6, addr, buf) != 1))
+		return usage_error("invalid address '%s'", addr);
+	return 0;
+}
+
+int no_more_args(int argc, char **argv)
+{
+	if (argc > 0)
+		return usage_error("unexpected argument '%s'", argv[0]);
+	return 0;
+}
+
+int vec_push(struct vec *vec, const void *item)
+{
+	char *v;
+
+	v = realloc(vec->v, (vec->n + 1) * vec->size);
+	if (!v)
+		return -ENOMEM;
+	memcpy(v + vec->n * vec->size, item, vec->size);
+	vec->v = v;
+	vec->n++;
+	return 0;
+}
