@@ -130,6 +130,9 @@ int rmbd_cm_rej_errno(const void *data, u8 len, const char **why)
 	case RMBD_REJ_NOMEM:
 		*why = "target out of resources";
 		return -ENOMEM;
+	case RMBD_REJ_LIMIT:
+		*why = "target holds as many sessions as it allows";
+		return -EUSERS;
 	default:
 		*why = "target refused the connection as invalid";
 		return -EPROTO;

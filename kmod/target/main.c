@@ -37,6 +37,25 @@ module_param_cb(session_timeout, &rmbd_t_session_timeout_ops,
 MODULE_PARM_DESC(session_timeout,
 		 "seconds without a message from a client before its session is released (0: never; default 30; applies to new sessions)");
 
+/* Sessions the target holds at once, opened or not. */
+unsigned int rmbd_t_max_sessions = 256;
+
+static int rmbd_t_set_max_sessions(const char *val,
+				   const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, 65536);
+}
+
+static const struct kernel_param_ops rmbd_t_max_sessions_ops = {
+	.set	= rmbd_t_set_max_sessions,
+	.get	= param_get_uint,
+};
+
+module_param_cb(max_sessions, &rmbd_t_max_sessions_ops,
+		&rmbd_t_max_sessions, 0644);
+MODULE_PARM_DESC(max_sessions,
+		 "client sessions the target holds at once, counting those that have not opened an export yet; more are refused (1-65536, default 256)");
+
 #define RMBD_LISTEN_BACKLOG	128
 
 static struct rmbd_listener *rmbd_listener_find(struct sockaddr_storage *ss)

@@ -195,6 +195,14 @@ static noinline int rmbd_t_map_slab(struct rmbd_t_session *sess, u32 idx)
 		ret = n < 0 ? n : -EINVAL;
 		goto out_dereg;
 	}
+	/*
+	 * The region's address as the peer sees it: not the DMA address the
+	 * mapping gave it (on soft RDMA devices a kernel virtual address),
+	 * but the session's random base and the slab's place in the export.
+	 * The offset into the first MR page stays what the mapping set.
+	 */
+	mr->iova = sess->iova_base + (u64)idx * sess->export->slab_size +
+		   (mr->iova & (RMBD_CHUNK_SIZE - 1));
 	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
 
 	wr.wr.opcode = IB_WR_REG_MR;
@@ -252,6 +260,12 @@ static int rmbd_t_handle_open(struct rmbd_t_session *sess,
 	list_add_tail(&sess->export_entry, &exp->sessions);
 	exp->nr_sessions++;
 	sess->maps = maps;
+	/*
+	 * 1 GiB aligned (every slab size divides it), from 2^62 on: an
+	 * export of at most 1 PiB cannot wrap, and no address is 0.
+	 */
+	sess->iova_base = (get_random_u64() & GENMASK_ULL(61, 30)) |
+			  BIT_ULL(62);
 	WRITE_ONCE(sess->export, exp);
 	rsp->size = cpu_to_le64(exp->size);
 	rsp->slab_size = cpu_to_le64(exp->slab_size);
@@ -495,6 +509,12 @@ ALLOW_ERROR_INJECTION(rmbd_t_session_alloc_bufs, ERRNO);
 
 static void rmbd_t_release_work(struct work_struct *work);
 
+/* Sessions from the first allocation to the last free: max_sessions. */
+static atomic_t rmbd_t_nr_sessions = ATOMIC_INIT(0);
+
+/* Seconds a new session has to open an export before it is released. */
+#define RMBD_T_OPEN_TIMEOUT	10
+
 /*
  * A client that vanished (crashed, lost its link for good) leaves its
  * queues connected as far as the target can tell: nothing is posted on
@@ -506,15 +526,27 @@ static void rmbd_t_timeout_work(struct work_struct *work)
 						   struct rmbd_t_session,
 						   timeout_work);
 	unsigned long deadline = READ_ONCE(sess->last_heard) + sess->timeout;
+	unsigned long open_by = sess->created + RMBD_T_OPEN_TIMEOUT * HZ;
+	bool opened = READ_ONCE(sess->export);
 
 	if (test_bit(RMBD_T_SESS_RELEASING, &sess->flags))
 		return;
-	if (time_after_eq(jiffies, deadline)) {
+	if (!opened && time_after_eq(jiffies, open_by)) {
+		pr_info_ratelimited("session %llx: no export opened within %u s, releasing the session\n",
+				    sess->id, RMBD_T_OPEN_TIMEOUT);
+		rmbd_t_session_schedule_release(sess);
+		return;
+	}
+	if (sess->timeout && time_after_eq(jiffies, deadline)) {
 		pr_info("session %llx: client silent for %u s, releasing the session\n",
 			sess->id, jiffies_to_msecs(sess->timeout) / 1000);
 		rmbd_t_session_schedule_release(sess);
 		return;
 	}
+	if (opened && !sess->timeout)
+		return;
+	if (!sess->timeout || (!opened && time_before(open_by, deadline)))
+		deadline = open_by;
 	queue_delayed_work(rmbd_t_wq, &sess->timeout_work,
 			   deadline - jiffies + 1);
 }
@@ -526,9 +558,17 @@ static int rmbd_t_session_create(struct rdma_cm_id *cm_id,
 	struct rmbd_t_session *sess;
 	int i, ret;
 
+	if (atomic_inc_return(&rmbd_t_nr_sessions) >
+	    READ_ONCE(rmbd_t_max_sessions)) {
+		atomic_dec(&rmbd_t_nr_sessions);
+		pr_info_ratelimited("refused a session from %pISp: %u sessions, the max_sessions limit\n",
+				    &cm_id->route.addr.dst_addr,
+				    READ_ONCE(rmbd_t_max_sessions));
+		return -RMBD_REJ_LIMIT;
+	}
 	sess = kzalloc(sizeof(*sess), GFP_KERNEL);
 	if (!sess)
-		return -RMBD_REJ_NOMEM;
+		goto out_uncount;
 	sess->ioq = kcalloc(RMBD_MAX_IO_QUEUES_WIRE, sizeof(*sess->ioq),
 			    GFP_KERNEL);
 	if (!sess->ioq)
@@ -590,9 +630,12 @@ static int rmbd_t_session_create(struct rdma_cm_id *cm_id,
 	 * timeout, so arm it only while the session is still listed.
 	 */
 	mutex_lock(&rmbd_t_sess_mutex);
-	if (sess->timeout && !list_empty(&sess->entry))
+	/* The 10 s to OPEN count from the accept. */
+	sess->created = jiffies;
+	if (!list_empty(&sess->entry))
 		queue_delayed_work(rmbd_t_wq, &sess->timeout_work,
-				   sess->timeout);
+				   min_not_zero(sess->timeout,
+						RMBD_T_OPEN_TIMEOUT * HZ));
 	mutex_unlock(&rmbd_t_sess_mutex);
 	return 0;
 
@@ -617,6 +660,8 @@ out_free_ioq:
 	kfree(sess->ioq);
 out_free_sess:
 	kfree(sess);
+out_uncount:
+	atomic_dec(&rmbd_t_nr_sessions);
 	return -RMBD_REJ_NOMEM;
 }
 
@@ -784,6 +829,7 @@ static void rmbd_t_release_work(struct work_struct *work)
 	pr_debug("session %llx: released\n", sess->id);
 	kfree(sess->ioq);
 	kfree(sess);
+	atomic_dec(&rmbd_t_nr_sessions);
 }
 
 /* Tear every session down; used when the module goes away. */

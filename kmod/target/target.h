@@ -103,6 +103,8 @@ struct rmbd_t_session {
 	struct ib_pd		*pd;
 	struct rmbd_export	*export;
 	struct rmbd_t_map	*maps;
+	/* Random, set at OPEN: where slab i appears to the peer, + i slabs. */
+	u64			iova_base;
 
 	struct rmbd_t_queue	admin;
 	struct rmbd_t_queue	**ioq;		/* [RMBD_MAX_IO_QUEUES_WIRE] */
@@ -123,6 +125,7 @@ struct rmbd_t_session {
 	/* Released when the admin queue is silent for @timeout jiffies. */
 	unsigned long		last_heard;
 	unsigned long		timeout;
+	unsigned long		created;	/* accepted, jiffies: OPEN in 10 s */
 	struct delayed_work	timeout_work;
 
 	struct work_struct	release_work;
@@ -145,6 +148,7 @@ extern struct list_head rmbd_t_sessions;
 extern struct list_head rmbd_t_listeners;
 extern struct workqueue_struct *rmbd_t_wq;
 extern unsigned int rmbd_t_session_timeout;
+extern unsigned int rmbd_t_max_sessions;
 
 /* export.c */
 struct rmbd_export *rmbd_export_find(const char *name);

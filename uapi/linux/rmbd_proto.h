@@ -75,6 +75,7 @@ struct rmbd_cm_rep {
  *	queue
  * @RMBD_REJ_BUSY: queue index already connected
  * @RMBD_REJ_NOMEM: out of resources
+ * @RMBD_REJ_LIMIT: the target holds as many sessions as it allows
  */
 enum rmbd_cm_rej_reason {
 	RMBD_REJ_INVALID	= 1,
@@ -84,6 +85,7 @@ enum rmbd_cm_rej_reason {
 	RMBD_REJ_DEVICE		= 5,
 	RMBD_REJ_BUSY		= 6,
 	RMBD_REJ_NOMEM		= 7,
+	RMBD_REJ_LIMIT		= 8,
 };
 
 /**

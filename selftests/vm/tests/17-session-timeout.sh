@@ -19,10 +19,7 @@ set -eu
 source "$(dirname "$0")/lib.sh"
 require_rmbd
 
-peer=$RMBD_REPO/selftests/vm/rmbd-peer
-[[ -x $peer ]] || fail "$peer not built (make -C selftests)"
-# The peer's verbs and rdma_cm from userspace (built in on the debug kernel).
-modprobe -a ib_uverbs rdma_ucm || fail "cannot load ib_uverbs and rdma_ucm"
+require_peer
 
 param=/sys/module/rmbd_target/parameters/session_timeout
 # session_timeout, seconds: on the debug kernel, where a process takes

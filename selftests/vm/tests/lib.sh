@@ -115,6 +115,15 @@ require_rmbd() {
 	command -v jq > /dev/null || skip "jq not installed"
 }
 
+# rmbd-peer (a userspace client, selftests/vm/rmbd-peer.c) in $peer, and
+# the kernel's userspace verbs and rdma_cm it needs (built in on the
+# debug kernel).
+require_peer() {
+	peer=$RMBD_REPO/selftests/vm/rmbd-peer
+	[[ -x $peer ]] || fail "$peer not built (make -C selftests)"
+	modprobe -a ib_uverbs rdma_ucm || fail "cannot load ib_uverbs and rdma_ucm"
+}
+
 # JSON helpers.
 export_field() {	# NAME FIELD
 	rmbd_cli -j export show | jq -r --arg n "$1" ".[] | select(.name == \$n) | .$2"
