@@ -25,10 +25,11 @@ checks=0
 
 # ---- slab addresses ---------------------------------------------------
 
-# peer_session N: connect, OPEN, MAP every slab, CLOSE; the addresses in
-# $out/map.N, one "SLAB ADDR" line each.
+# peer_session N: connect, OPEN, MAP every slab, then leave (no CLOSE:
+# its reply and the disconnect that follows race on a slow kernel); the
+# addresses in $out/map.N, one "SLAB ADDR" line each.
 peer_session() {
-	"$peer" --addr "$RMBD_ADDR" --export hostile --do connect,open,map,close \
+	"$peer" --addr "$RMBD_ADDR" --export hostile --do connect,open,map \
 		> "$out/peer.$1" 2> "$out/peer.$1.err" ||
 		fail "rmbd-peer session $1 failed: $(tr '\n' ' ' < "$out/peer.$1.err")"
 	sed -n 's/^mapped slab \([0-9]*\) addr \(0x[0-9a-f]*\) .*/\1 \2/p' "$out/peer.$1" > "$out/map.$1"
@@ -52,6 +53,11 @@ for n in 1 2; do
 done
 (( base1 != base2 )) || fail "two sessions saw their slabs at the same address $(printf 0x%x "$base1")"
 log "slab addresses: session 1 from $(printf 0x%x "$base1"), session 2 from $(printf 0x%x "$base2"), 2 MiB apart, no kernel address"
+# The peers left: the target releases their sessions.
+for (( i = 0; i < 100; i++ )); do
+	[[ $(export_field hostile sessions) == 0 ]] && break
+	sleep 0.1
+done
 [[ $(export_field hostile sessions) == 0 ]] || fail "sessions left: $(export_field hostile sessions)"
 
 log "$checks slab addresses checked, none a kernel address"
