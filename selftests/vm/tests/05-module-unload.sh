@@ -14,13 +14,6 @@ require_rmbd
 
 mnt=/tmp/rmbd-unload
 mkdir -p "$mnt"
-# MemAvailable once the page cache is dropped and frees have settled.
-mem_avail() {
-	sync
-	echo 3 > /proc/sys/vm/drop_caches
-	sleep 1
-	awk '/^MemAvailable:/ {print $2 * 1024}' /proc/meminfo
-}
 
 # Big enough that a leaked export stands far above the noise (~40 MiB).
 size=512M

@@ -12,13 +12,6 @@ source "$(dirname "$0")/lib.sh"
 require_rmbd
 
 cycles=${CYCLES:-$(rounds 50 10)}
-# MemAvailable once the page cache is dropped and frees have settled.
-mem_avail() {
-	sync
-	echo 3 > /proc/sys/vm/drop_caches
-	sleep 1
-	awk '/^MemAvailable:/ {print $2 * 1024}' /proc/meminfo
-}
 
 target_setup cycle 64M
 # One cycle first, so lazily created caches do not count as a leak.

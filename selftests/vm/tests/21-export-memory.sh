@@ -18,13 +18,6 @@ out=/run/rmbd-export-memory
 mkdir -p "$out"
 enough='not enough free memory for an export of this size'
 
-# MemAvailable once the page cache is dropped and frees have settled.
-mem_avail() {
-	sync
-	echo 3 > /proc/sys/vm/drop_caches
-	sleep 1
-	awk '/^MemAvailable:/ {print $2 * 1024}' /proc/meminfo
-}
 ooms() { dmesg | grep -c 'invoked oom-killer' || true; }
 
 oom0=$(ooms)

@@ -35,6 +35,15 @@ wait_exit() {	# PID SECONDS WHAT
 # The wall clock in microseconds, from a builtin: no fork while timing.
 usec() { echo "${EPOCHREALTIME/./}"; }
 
+# MemAvailable in bytes once the page cache is dropped and frees have
+# settled.
+mem_avail() {
+	sync
+	echo 3 > /proc/sys/vm/drop_caches
+	sleep 1
+	awk '/^MemAvailable:/ {print $2 * 1024}' /proc/meminfo
+}
+
 # fio's words for a block that read back wrong (a verify failure).
 RMBD_FIO_MISMATCH_RE='verify: bad|verify failed|bad magic|bad header|mismatch'
 
