@@ -419,28 +419,110 @@ static int rmbd_parse_export(struct nlattr **tb, void *arg)
 		e->sessions = nla_get_u32(tb[RMBD_TARGET_ATTR_EXPORT_SESSIONS]);
 	if (tb[RMBD_TARGET_ATTR_EXPORT_MAPPED])
 		e->mapped = nla_get_u32(tb[RMBD_TARGET_ATTR_EXPORT_MAPPED]);
+	e->any_host = tb[RMBD_TARGET_ATTR_EXPORT_ANY_HOST] != NULL;
+	if (tb[RMBD_TARGET_ATTR_EXPORT_HOSTS]) {
+		struct nlattr *a;
+		int rem;
+
+		nla_for_each_nested(a, tb[RMBD_TARGET_ATTR_EXPORT_HOSTS], rem) {
+			if (nla_type(a) != RMBD_TARGET_ATTR_HOST ||
+			    e->nr_hosts >= RMBD_MAX_EXPORT_HOSTS)
+				continue;
+			nla_strlcpy(e->hosts[e->nr_hosts++], a, RMBD_HOST_MAX);
+		}
+	}
 	return 0;
+}
+
+/* The attributes of EXPORT_ADD; optional ones only when given. */
+static int rmbd_put_export_opts(struct nl_msg *msg,
+				const struct rmbd_export_opts *opts)
+{
+	struct nlattr *nest;
+	uint32_t i;
+	int ret;
+
+	ret = nla_put_string(msg, RMBD_TARGET_ATTR_EXPORT_NAME, opts->name);
+	if (!ret)
+		ret = nla_put_u64(msg, RMBD_TARGET_ATTR_EXPORT_SIZE, opts->size);
+	if (!ret && opts->slab_size)
+		ret = nla_put_u64(msg, RMBD_TARGET_ATTR_EXPORT_SLAB_SIZE,
+				  opts->slab_size);
+	if (!ret && opts->any_host)
+		ret = nla_put_flag(msg, RMBD_TARGET_ATTR_EXPORT_ANY_HOST);
+	if (ret || !opts->nr_hosts)
+		return ret;
+	nest = nla_nest_start(msg, RMBD_TARGET_ATTR_EXPORT_HOSTS);
+	if (!nest)
+		return -NLE_NOMEM;
+	for (i = 0; i < opts->nr_hosts && !ret; i++)
+		ret = nla_put_string(msg, RMBD_TARGET_ATTR_HOST, opts->hosts[i]);
+	if (!ret)
+		nla_nest_end(msg, nest);
+	return ret;
+}
+
+int rmbd_export_create(struct rmbd_ctx *ctx,
+		       const struct rmbd_export_opts *opts,
+		       struct rmbd_export_info *out)
+{
+	struct nl_msg *msg;
+	int ret;
+
+	if (!opts || !opts->name || (opts->nr_hosts && !opts->hosts)) {
+		ctx->errmsg[0] = '\0';
+		return -EINVAL;
+	}
+	ret = rmbd_msg_new(ctx, RMBD_FAM_TARGET, RMBD_TARGET_CMD_EXPORT_ADD,
+			   0, &msg);
+	if (ret)
+		return ret;
+	if (rmbd_put_ret(msg, rmbd_put_export_opts(msg, opts)))
+		return -EMSGSIZE;
+	return rmbd_do(ctx, RMBD_FAM_TARGET, msg, rmbd_parse_export, out);
 }
 
 int rmbd_export_add(struct rmbd_ctx *ctx, const char *name, uint64_t size,
 		    uint64_t slab_size, struct rmbd_export_info *out)
 {
+	const struct rmbd_export_opts opts = {
+		.name		= name,
+		.size		= size,
+		.slab_size	= slab_size,
+	};
+
+	return rmbd_export_create(ctx, &opts, out);
+}
+
+static int rmbd_export_host(struct rmbd_ctx *ctx, uint8_t cmd,
+			    const char *name, const char *host)
+{
 	struct nl_msg *msg;
 	int ret;
 
-	ret = rmbd_msg_new(ctx, RMBD_FAM_TARGET, RMBD_TARGET_CMD_EXPORT_ADD,
-			   0, &msg);
+	ret = rmbd_msg_new(ctx, RMBD_FAM_TARGET, cmd, 0, &msg);
 	if (ret)
 		return ret;
 	ret = nla_put_string(msg, RMBD_TARGET_ATTR_EXPORT_NAME, name);
 	if (!ret)
-		ret = nla_put_u64(msg, RMBD_TARGET_ATTR_EXPORT_SIZE, size);
-	if (!ret && slab_size)
-		ret = nla_put_u64(msg, RMBD_TARGET_ATTR_EXPORT_SLAB_SIZE,
-				  slab_size);
+		ret = nla_put_string(msg, RMBD_TARGET_ATTR_HOST, host);
 	if (rmbd_put_ret(msg, ret))
 		return -EMSGSIZE;
-	return rmbd_do(ctx, RMBD_FAM_TARGET, msg, rmbd_parse_export, out);
+	return rmbd_do(ctx, RMBD_FAM_TARGET, msg, NULL, NULL);
+}
+
+int rmbd_export_host_add(struct rmbd_ctx *ctx, const char *name,
+			 const char *host)
+{
+	return rmbd_export_host(ctx, RMBD_TARGET_CMD_EXPORT_HOST_ADD, name,
+				host);
+}
+
+int rmbd_export_host_del(struct rmbd_ctx *ctx, const char *name,
+			 const char *host)
+{
+	return rmbd_export_host(ctx, RMBD_TARGET_CMD_EXPORT_HOST_DEL, name,
+				host);
 }
 
 int rmbd_export_del(struct rmbd_ctx *ctx, const char *name, bool force)
@@ -651,6 +733,8 @@ static int rmbd_parse_dev_info(struct nlattr **tb, void *arg)
 		d->nr_reconnects =
 			nla_get_u32(tb[RMBD_CLIENT_ATTR_NR_RECONNECTS]);
 	d->shared = tb[RMBD_CLIENT_ATTR_SHARED] != NULL;
+	if (tb[RMBD_CLIENT_ATTR_HOST])
+		nla_strlcpy(d->host, tb[RMBD_CLIENT_ATTR_HOST], sizeof(d->host));
 	return 0;
 }
 
@@ -683,6 +767,8 @@ static int rmbd_put_connect_opts(struct nl_msg *msg,
 				  opts->loss_timeout);
 	if (!ret && opts->shared)
 		ret = nla_put_flag(msg, RMBD_CLIENT_ATTR_SHARED);
+	if (!ret && opts->host && opts->host[0])
+		ret = nla_put_string(msg, RMBD_CLIENT_ATTR_HOST, opts->host);
 	return ret;
 }
 
@@ -690,6 +776,8 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 		     const struct rmbd_connect_opts *opts,
 		     struct rmbd_dev_info *out)
 {
+	struct rmbd_connect_opts o;
+	char host[RMBD_HOST_MAX];
 	struct nl_msg *msg;
 	int ret;
 
@@ -697,11 +785,23 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 		ctx->errmsg[0] = '\0';
 		return -EINVAL;
 	}
+	o = *opts;
+	if (!o.host) {
+		ret = rmbd_host_default(host, sizeof(host));
+		if (ret) {
+			snprintf(ctx->errmsg, sizeof(ctx->errmsg),
+				 ret == -ENOENT ?
+				 "this machine has no host identity: write one to /etc/rmbd/hostid" :
+				 "/etc/rmbd/hostid holds no valid host identity");
+			return ret;
+		}
+		o.host = host;
+	}
 	ret = rmbd_msg_new(ctx, RMBD_FAM_CLIENT, RMBD_CLIENT_CMD_DEV_CONNECT,
 			   0, &msg);
 	if (ret)
 		return ret;
-	if (rmbd_put_ret(msg, rmbd_put_connect_opts(msg, opts)))
+	if (rmbd_put_ret(msg, rmbd_put_connect_opts(msg, &o)))
 		return -EMSGSIZE;
 	return rmbd_do(ctx, RMBD_FAM_CLIENT, msg, rmbd_parse_dev_info, out);
 }
@@ -825,6 +925,7 @@ rmbd_client_event_policy[RMBD_CLIENT_ATTR_MAX + 1] = {
 	[RMBD_CLIENT_ATTR_NR_RECONNECTS]	= { .type = NLA_U32 },
 	[RMBD_CLIENT_ATTR_EVENT]		= { .type = NLA_U8 },
 	[RMBD_CLIENT_ATTR_SHARED]		= { .type = NLA_FLAG },
+	[RMBD_CLIENT_ATTR_HOST]			= { .type = NLA_STRING },
 };
 
 static const struct nla_policy
@@ -833,6 +934,7 @@ rmbd_target_event_policy[RMBD_TARGET_ATTR_MAX + 1] = {
 	[RMBD_TARGET_ATTR_EVENT]		= { .type = NLA_U8 },
 	[RMBD_TARGET_ATTR_SESSION_ID]		= { .type = NLA_U64 },
 	[RMBD_TARGET_ATTR_SESSION_PEER]		= { .type = NLA_STRING },
+	[RMBD_TARGET_ATTR_SESSION_HOST]		= { .type = NLA_STRING },
 };
 
 /*
@@ -887,6 +989,9 @@ static int rmbd_parse_event(const struct rmbd_ctx *ctx, struct nlmsghdr *nlh,
 			nla_strlcpy(s->export_name,
 				    tb[RMBD_TARGET_ATTR_EXPORT_NAME],
 				    sizeof(s->export_name));
+		if (tb[RMBD_TARGET_ATTR_SESSION_HOST])
+			nla_strlcpy(s->host, tb[RMBD_TARGET_ATTR_SESSION_HOST],
+				    sizeof(s->host));
 		return 1;
 	}
 	return 0;

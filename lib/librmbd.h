@@ -18,6 +18,7 @@
 #define _LIBRMBD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <linux/rmbd_target.h>
@@ -45,6 +46,22 @@ struct rmbd_export_info {
 	uint32_t nr_slabs;
 	uint32_t sessions;		/* open client sessions */
 	uint32_t mapped;		/* live slab registrations */
+	bool any_host;			/* any host may open it */
+	uint32_t nr_hosts;		/* the hosts that may */
+	char hosts[RMBD_MAX_EXPORT_HOSTS][RMBD_HOST_MAX];
+};
+
+struct rmbd_export_opts {
+	const char *name;
+	uint64_t size;			/* bytes */
+	uint64_t slab_size;		/* 0: the kernel's default */
+	/*
+	 * Who may open it: any host, or the nr_hosts hosts; neither: nobody
+	 * until rmbd_export_host_add().
+	 */
+	bool any_host;
+	const char *const *hosts;
+	uint32_t nr_hosts;
 };
 
 struct rmbd_listener_info {
@@ -55,7 +72,16 @@ struct rmbd_listener_info {
 /* slab_size 0: the kernel's default; out may be NULL. */
 int rmbd_export_add(struct rmbd_ctx *ctx, const char *name, uint64_t size,
 		    uint64_t slab_size, struct rmbd_export_info *out);
+/* out may be NULL. */
+int rmbd_export_create(struct rmbd_ctx *ctx,
+		       const struct rmbd_export_opts *opts,
+		       struct rmbd_export_info *out);
 int rmbd_export_del(struct rmbd_ctx *ctx, const char *name, bool force);
+/* Allow, or no longer allow (its sessions end), host to open export name. */
+int rmbd_export_host_add(struct rmbd_ctx *ctx, const char *name,
+			 const char *host);
+int rmbd_export_host_del(struct rmbd_ctx *ctx, const char *name,
+			 const char *host);
 int rmbd_export_get(struct rmbd_ctx *ctx, const char *name,
 		    struct rmbd_export_info *out);
 /*
@@ -95,6 +121,7 @@ struct rmbd_dev_info {
 	uint32_t loss_timeout;		/* seconds; 0: no reconnect */
 	uint32_t nr_reconnects;		/* times the connection was restored */
 	bool shared;			/* connected with opts.shared */
+	char host[RMBD_HOST_MAX];	/* the identity given, "" for none */
 };
 
 struct rmbd_connect_opts {
@@ -116,7 +143,19 @@ struct rmbd_connect_opts {
 	 * of the same target; else that is refused (-EEXIST).
 	 */
 	bool shared;
+	/* The host identity to give; NULL: rmbd_host_default()'s. */
+	const char *host;
 };
+
+/*
+ * This machine's host identity: the first line of /etc/rmbd/hostid, or
+ * else "rmbd:uuid:" and /etc/machine-id as a UUID.  The file read is
+ * $RMBD_HOSTID_FILE when that is set.  -ENOENT when there is neither,
+ * -EINVAL when the file's identity is not valid.
+ */
+int rmbd_host_default(char *buf, size_t len);
+/* Whether host is a valid host identity (1..127 of [A-Za-z0-9._:-]). */
+bool rmbd_valid_host(const char *host);
 
 /* out may be NULL. */
 int rmbd_dev_connect(struct rmbd_ctx *ctx,
@@ -160,6 +199,7 @@ struct rmbd_session_info {
 	/* The client's address and port: "10.0.0.2:41234", "[fd00::2]:41234" */
 	char peer[RMBD_ADDR_MAX + 8];
 	char export_name[RMBD_EXPORT_NAME_MAX];
+	char host[RMBD_HOST_MAX];	/* the identity it gave, "" for none */
 };
 
 struct rmbd_event {

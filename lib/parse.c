@@ -3,8 +3,11 @@
  * librmbd: parsers of sizes and device names, names of events; no kernel
  * needed.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "librmbd.h"
@@ -121,4 +124,69 @@ const char *rmbd_session_event_name(uint8_t event)
 	default:
 		return "unknown";
 	}
+}
+
+bool rmbd_valid_host(const char *host)
+{
+	size_t i, len = strnlen(host, RMBD_HOST_MAX);
+
+	if (!len || len >= RMBD_HOST_MAX || host[0] == '.' || host[0] == '-')
+		return false;
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)host[i];
+
+		if (!isascii(c) || (!isalnum(c) && !strchr("._:-", c)))
+			return false;
+	}
+	return true;
+}
+
+/* The first line of path, without its newline, into buf; -ENOENT if none. */
+static int rmbd_read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f)
+		return -ENOENT;
+	if (!fgets(buf, (int)len, f)) {
+		fclose(f);
+		return -ENOENT;
+	}
+	fclose(f);
+	n = strcspn(buf, "\n");
+	buf[n] = '\0';
+	return 0;
+}
+
+int rmbd_host_default(char *buf, size_t len)
+{
+	const char *file = getenv("RMBD_HOSTID_FILE");
+	char id[RMBD_HOST_MAX + 2];
+	unsigned int i;
+
+	if (!file)
+		file = "/etc/rmbd/hostid";
+	if (!rmbd_read_line(file, id, sizeof(id))) {
+		if (!rmbd_valid_host(id) || strlen(id) >= len)
+			return -EINVAL;
+		strcpy(buf, id);
+		return 0;
+	}
+	file = getenv("RMBD_MACHINE_ID_FILE");
+	if (rmbd_read_line(file ? file : "/etc/machine-id", id, sizeof(id)))
+		return -ENOENT;
+	/* 32 hex digits, as systemd writes it; as a UUID, 8-4-4-4-12. */
+	if (strlen(id) != 32)
+		return -ENOENT;
+	for (i = 0; i < 32; i++)
+		if (!isxdigit((unsigned char)id[i]))
+			return -ENOENT;
+	if (len < sizeof("rmbd:uuid:") + 36)
+		return -EINVAL;
+	snprintf(buf, len, "rmbd:uuid:%.8s-%.4s-%.4s-%.4s-%.12s", id, id + 8,
+		 id + 12, id + 16, id + 20);
+	for (i = 0; buf[i]; i++)
+		buf[i] = (char)tolower((unsigned char)buf[i]);
+	return 0;
 }

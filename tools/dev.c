@@ -42,6 +42,8 @@ static void print_dev(const struct rmbd_dev_info *d)
 	print_u64(print_unless_default(!d->nr_reconnects),
 		  "reconnects", "reconnects %" PRIu64, d->nr_reconnects);
 	print_bool(PRINT_ANY, "shared", "shared", d->shared);
+	print_string(d->host[0] ? PRINT_ANY : PRINT_JSON, "host", "host %s",
+		     d->host);
 	print_u64(opt.details ? PRINT_ANY : PRINT_JSON, "slab_size",
 		  "slab %" PRIu64, d->slab_size);
 	print_close_object();
@@ -54,7 +56,7 @@ static void dev_help(FILE *f)
 		"                        [ queues N ] [ pollq N ] [ depth N ]\n"
 		"                        [ reconnect_delay SECONDS ] "
 		"[ loss_timeout SECONDS ]\n"
-		"                        [ shared ]\n"
+		"                        [ shared ] [ host HOST ]\n"
 		"       rmbd dev disconnect DEV [ force ]\n"
 		"       rmbd dev [ show [ DEV ] ]\n"
 		"       rmbd dev help\n"
@@ -70,7 +72,10 @@ static void dev_help(FILE *f)
 		"before it fails,\n"
 		"                     0-%d (0: fail at once), default %d\n"
 		"       shared: connect even if this host has a device on that "
-		"export already\n",
+		"export already\n"
+		"       host: the host identity to give the target, default "
+		"this machine's\n"
+		"             (rmbd host)\n",
 		RMBD_DEFAULT_PORT, RMBD_MAX_IO_QUEUES, RMBD_MAX_IO_QUEUES,
 		RMBD_MAX_QUEUE_DEPTH, RMBD_DEFAULT_QUEUE_DEPTH,
 		RMBD_MAX_RECONNECT_DELAY, RMBD_DEFAULT_RECONNECT_DELAY,
@@ -89,9 +94,11 @@ static int dev_connect(int argc, char **argv)
 		{ .name = "reconnect_delay", .has_value = true },
 		{ .name = "loss_timeout", .has_value = true },
 		{ .name = "shared" },
+		{ .name = "host", .has_value = true },
 		{ }
 	};
 	struct rmbd_connect_opts o = { 0 };
+	char host[RMBD_HOST_MAX];
 	struct rmbd_dev_info info;
 	struct rmbd_ctx *ctx;
 	int ret;
@@ -131,6 +138,9 @@ static int dev_connect(int argc, char **argv)
 				   kw[7].value, RMBD_MAX_LOSS_TIMEOUT);
 	o.has_loss_timeout = kw[7].seen;
 	o.shared = kw[8].seen;
+	if (kw[9].seen && !rmbd_valid_host(kw[9].value))
+		return usage_error("invalid host identity '%s'", kw[9].value);
+	o.host = kw[9].value;
 	o.addr = kw[0].value;
 	o.export_name = kw[1].value;
 
@@ -138,7 +148,12 @@ static int dev_connect(int argc, char **argv)
 	if (ret)
 		return ret;
 	ret = rmbd_dev_connect(ctx, &o, &info);
-	if (ret < 0) {
+	if (ret == -EACCES && (o.host || !rmbd_host_default(host, sizeof(host)))) {
+		/* The names the kernel's message cannot give. */
+		fprintf(stderr, "rmbd: failed to connect device: %s: host %s is not allowed to use export %s\n",
+			strerror(EACCES), o.host ? o.host : host, o.export_name);
+		ret = EXIT_FAIL;
+	} else if (ret < 0) {
 		ret = request_error(ctx, "connect device", ret);
 	} else {
 		if (opt.json)

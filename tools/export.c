@@ -21,6 +21,9 @@ static void print_export(const struct rmbd_export_info *e)
 	print_u64(PRINT_ANY, "sessions", "sessions %" PRIu64, e->sessions);
 	print_u64(PRINT_ANY, "mapped", "mapped %" PRIu64, e->mapped);
 	print_u64(PRINT_ANY, "mem", "mem %" PRIu64, e->mem);
+	print_bool(PRINT_ANY, "any_host", "any_host", e->any_host);
+	print_strings("hosts", "hosts", e->hosts[0], sizeof(e->hosts[0]),
+		      e->nr_hosts);
 	print_close_object();
 }
 
@@ -28,14 +31,23 @@ static void export_help(FILE *f)
 {
 	fprintf(f,
 		"Usage: rmbd export add NAME size SIZE [ slab SIZE ]\n"
+		"                       [ hosts HOST[,HOST...] | any_host ]\n"
 		"       rmbd export del NAME [ force ]\n"
+		"       rmbd export host { add | del } NAME HOST\n"
 		"       rmbd export [ show [ NAME ] ]\n"
 		"       rmbd export help\n"
 		"where  NAME := 1-%d characters of [A-Za-z0-9._-], not "
 		"starting with '.'\n"
 		"       SIZE := NUMBER[K|M|G|T|P|E][iB], binary multiples "
-		"(1K = 1024)\n",
-		RMBD_EXPORT_NAME_MAX - 1);
+		"(1K = 1024)\n"
+		"       HOST := a host identity (rmbd host shows this "
+		"machine's): 1-%d characters\n"
+		"               of [A-Za-z0-9._:-], not starting with '.' "
+		"or '-'\n"
+		"       An export that names no host and is not any_host "
+		"refuses every host\n"
+		"       until one is added.\n",
+		RMBD_EXPORT_NAME_MAX - 1, RMBD_HOST_MAX - 1);
 }
 
 static int export_add(int argc, char **argv)
@@ -43,9 +55,14 @@ static int export_add(int argc, char **argv)
 	struct keyword kw[] = {
 		{ .name = "size", .has_value = true },
 		{ .name = "slab", .has_value = true },
+		{ .name = "hosts", .has_value = true },
+		{ .name = "any_host" },
 		{ }
 	};
+	const char *hosts[RMBD_MAX_EXPORT_HOSTS];
+	struct rmbd_export_opts o = { 0 };
 	struct rmbd_export_info info;
+	char list[RMBD_MAX_EXPORT_HOSTS * RMBD_HOST_MAX], *h, *save;
 	uint64_t size, slab = 0;
 	struct rmbd_ctx *ctx;
 	const char *name;
@@ -65,12 +82,36 @@ static int export_add(int argc, char **argv)
 		ret = parse_size_kw(&kw[1], "slab size", false, &slab);
 	if (ret)
 		return ret;
+	if (kw[2].seen && kw[3].seen)
+		return usage_error("hosts and any_host exclude each other");
+	if (kw[2].seen) {
+		if (strlen(kw[2].value) >= sizeof(list))
+			return usage_error("hosts: too long a list");
+		strcpy(list, kw[2].value);
+		for (h = strtok_r(list, ",", &save); h;
+		     h = strtok_r(NULL, ",", &save)) {
+			if (!rmbd_valid_host(h))
+				return usage_error("invalid host identity '%s'",
+						   h);
+			if (o.nr_hosts == RMBD_MAX_EXPORT_HOSTS)
+				return usage_error("more than %d hosts",
+						   RMBD_MAX_EXPORT_HOSTS);
+			hosts[o.nr_hosts++] = h;
+		}
+		if (!o.nr_hosts)
+			return usage_error("hosts: no host in '%s'",
+					   kw[2].value);
+	}
+	o.name = name;
+	o.size = size;
+	o.slab_size = slab;
+	o.any_host = kw[3].seen;
+	o.hosts = hosts;
 
 	ret = open_ctx(&ctx);
 	if (ret)
 		return ret;
-	ret = rmbd_export_add(ctx, name, size, slab,
-			      opt.json ? &info : NULL);
+	ret = rmbd_export_create(ctx, &o, opt.json ? &info : NULL);
 	if (ret < 0) {
 		ret = request_error(ctx, "add export", ret);
 	} else {
@@ -162,10 +203,48 @@ static int export_show(int argc, char **argv)
 	return ret;
 }
 
+/* rmbd export host { add | del } NAME HOST */
+static int export_host(int argc, char **argv)
+{
+	static const char *const verbs[] = { "add", "del", NULL };
+	struct rmbd_ctx *ctx;
+	int ret, verb;
+
+	if (argc < 1)
+		return usage_error("missing host command (add or del)");
+	verb = match(verbs, argv[0]);
+	if (verb < 0)
+		return usage_error("unknown export host command '%s'",
+				   argv[0]);
+	if (argc < 2)
+		return usage_error("missing export name");
+	ret = check_export_name(argv[1]);
+	if (ret)
+		return ret;
+	if (argc < 3)
+		return usage_error("missing host identity");
+	if (!rmbd_valid_host(argv[2]))
+		return usage_error("invalid host identity '%s'", argv[2]);
+	ret = no_more_args(argc - 3, argv + 3);
+	if (ret)
+		return ret;
+
+	ret = open_ctx(&ctx);
+	if (ret)
+		return ret;
+	ret = verb ? rmbd_export_host_del(ctx, argv[1], argv[2]) :
+		     rmbd_export_host_add(ctx, argv[1], argv[2]);
+	ret = ret < 0 ? request_error(ctx, verb ? "remove host" : "add host",
+				      ret) : 0;
+	rmbd_close(ctx);
+	return ret;
+}
+
 static const struct command export_cmds[] = {
 	{ "show", export_show },
 	{ "add", export_add },
 	{ "del", export_del },
+	{ "host", export_host },
 	{ "help", NULL },
 	{ }
 };

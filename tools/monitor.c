@@ -65,6 +65,8 @@ static void print_dev_event(const struct rmbd_event *ev)
 	print_u64(print_detail(), "reconnects", "reconnects %" PRIu64,
 		  d->nr_reconnects);
 	print_bool(print_detail(), "shared", "shared", d->shared);
+	print_string(d->host[0] ? print_detail() : PRINT_JSON, "host",
+		     "host %s", d->host);
 	print_u64(print_detail(), "slab_size", "slab %" PRIu64, d->slab_size);
 	print_close_object();
 }
@@ -89,6 +91,8 @@ static void print_session_event(const struct rmbd_event *ev)
 	print_string(PRINT_TEXT, NULL, "%s", name);
 	print_string(PRINT_ANY, "peer", "peer %s", s->peer);
 	print_string(PRINT_ANY, "export", "export %s", s->export_name);
+	print_string(s->host[0] ? PRINT_ANY : PRINT_JSON, "host", "host %s",
+		     s->host);
 	print_close_object();
 }
 

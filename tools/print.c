@@ -3,6 +3,7 @@
  * A tiny JSON writer and its text twin.
  */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "print.h"
@@ -191,5 +192,31 @@ void print_u64(enum print_mode mode, const char *key, const char *fmt,
 		printf("%" PRIu64, val);
 	} else if (text_field(mode, fmt)) {
 		printf(fmt, val);
+	}
+}
+
+/*
+ * JSON: "key": [ "v", ... ]; text: "word v,v" when there are any (word
+ * may be NULL: nothing in text).
+ */
+void print_strings(const char *key, const char *word, const char *v,
+		   size_t stride, size_t n)
+{
+	size_t i;
+
+	if (pr.json) {
+		json_key(key);
+		putchar('[');
+		pr.depth++;
+		pr.first[pr.depth] = true;
+		for (i = 0; i < n; i++) {
+			json_member();
+			json_string(v + i * stride);
+		}
+		json_close(']');
+	} else if (n && word && text_field(PRINT_TEXT, word)) {
+		fputs(word, stdout);
+		for (i = 0; i < n; i++)
+			printf("%c%s", i ? ',' : ' ', v + i * stride);
 	}
 }

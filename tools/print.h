@@ -6,6 +6,7 @@
 #define _RMBD_PRINT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum print_mode {
@@ -30,6 +31,8 @@ void print_close_object(void);
  */
 void print_string(enum print_mode mode, const char *key, const char *fmt,
 		  const char *val);
+void print_strings(const char *key, const char *word, const char *v,
+		   size_t stride, size_t n);
 void print_bool(enum print_mode mode, const char *key, const char *word,
 		bool val);
 void print_u64(enum print_mode mode, const char *key, const char *fmt,

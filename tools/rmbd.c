@@ -26,6 +26,7 @@ static const struct object *const objects[] = {
 	&listener_object,
 	&dev_object,
 	&monitor_object,
+	&host_object,
 	&help_object,
 	NULL
 };
@@ -34,7 +35,7 @@ static void main_help(FILE *f)
 {
 	fputs("Usage: rmbd [ OPTIONS ] OBJECT { COMMAND | help }\n"
 	      "       rmbd help [ OBJECT ]\n"
-	      "where  OBJECT := { export | listener | dev | monitor }\n"
+	      "where  OBJECT := { export | listener | dev | monitor | host }\n"
 	      "       OPTIONS := { -j[son] | -p[retty] | -d[etails] |\n"
 	      "                    -V[ersion] | -h[elp] }\n", f);
 }

@@ -78,5 +78,6 @@ extern const struct object export_object;
 extern const struct object listener_object;
 extern const struct object dev_object;
 extern const struct object monitor_object;
+extern const struct object host_object;
 
 #endif /* _RMBD_TOOL_H */

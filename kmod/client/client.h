@@ -120,6 +120,7 @@ struct rmbd_c_dev {
 	u16			port;
 	char			export_name[RMBD_EXPORT_NAME_MAX];
 	bool			shared;		/* connected with "shared" */
+	char			host[RMBD_HOST_MAX];	/* "" for none */
 
 	u64			session_id;
 	u64			export_id;
@@ -213,6 +214,7 @@ struct rmbd_c_connect_args {
 	const char	*addr;
 	u16		port;
 	const char	*export_name;
+	const char	*host;		/* valid, or "" */
 	u32		nr_io_queues;
 	u32		nr_poll_queues;
 	u32		queue_depth;

@@ -484,10 +484,11 @@ static void rmbd_c_reconnect_work(struct work_struct *work)
 		}
 		mutex_unlock(&rmbd_c_mutex);
 	}
-	if (ret == -ESTALE || ret == -ENOENT) {
+	if (ret == -ESTALE || ret == -ENOENT || ret == -EACCES) {
 		/*
-		 * The export is another one, or gone (ENOENT from OPEN): its
-		 * data is lost and waiting for the loss timeout cannot help.
+		 * The export is another one, or gone (ENOENT from OPEN), or
+		 * no longer ours (EACCES): its data is lost to us, and waiting
+		 * for the loss timeout cannot help.
 		 */
 		rmbd_c_session_teardown_quiesced(dev);
 		pr_err("rmbd%d: %s; I/O fails\n", dev->index, why);
@@ -720,6 +721,7 @@ int rmbd_c_dev_connect(const struct rmbd_c_connect_args *args, int *index,
 	strscpy(dev->addr_str, args->addr, sizeof(dev->addr_str));
 	strscpy(dev->export_name, args->export_name,
 		sizeof(dev->export_name));
+	strscpy(dev->host, args->host, sizeof(dev->host));
 	dev->port = args->port;
 	dev->shared = args->shared;
 	dev->nr_io_queues = args->nr_io_queues;

@@ -40,6 +40,8 @@ static const struct nla_policy rmbd_c_policy[RMBD_CLIENT_ATTR_MAX + 1] = {
 	[RMBD_CLIENT_ATTR_NR_RECONNECTS] = { .type = NLA_REJECT },
 	[RMBD_CLIENT_ATTR_EVENT]	= { .type = NLA_REJECT },
 	[RMBD_CLIENT_ATTR_SHARED]	= { .type = NLA_FLAG },
+	[RMBD_CLIENT_ATTR_HOST]		= { .type = NLA_NUL_STRING,
+					    .len = RMBD_HOST_MAX - 1 },
 };
 
 static struct genl_family rmbd_c_family;
@@ -76,6 +78,7 @@ static int rmbd_c_fill_dev(struct sk_buff *skb, struct rmbd_c_dev *dev,
 	    nla_put_u32(skb, RMBD_CLIENT_ATTR_NR_RECONNECTS,
 			dev->nr_reconnects) ||
 	    (dev->shared && nla_put_flag(skb, RMBD_CLIENT_ATTR_SHARED)) ||
+	    nla_put_string(skb, RMBD_CLIENT_ATTR_HOST, dev->host) ||
 	    (event && nla_put_u8(skb, RMBD_CLIENT_ATTR_EVENT, event))) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
@@ -140,6 +143,16 @@ static int rmbd_c_connect(struct sk_buff *skb, struct genl_info *info)
 		nla_get_u32(attrs[RMBD_CLIENT_ATTR_LOSS_TIMEOUT]) :
 		RMBD_DEFAULT_LOSS_TIMEOUT;
 	args.shared = nla_get_flag(attrs[RMBD_CLIENT_ATTR_SHARED]);
+	args.host = "";
+	if (attrs[RMBD_CLIENT_ATTR_HOST]) {
+		args.host = nla_data(attrs[RMBD_CLIENT_ATTR_HOST]);
+		if (!rmbd_valid_host(args.host)) {
+			NL_SET_ERR_MSG_ATTR(info->extack,
+					    attrs[RMBD_CLIENT_ATTR_HOST],
+					    "host identity must be 1-127 characters of A-Z a-z 0-9 . _ : - and not start with a dot or a dash");
+			return -EINVAL;
+		}
+	}
 
 	reply = rmbd_reply_alloc(info);
 	if (!reply)

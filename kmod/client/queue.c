@@ -510,9 +510,12 @@ static int rmbd_c_open(struct rmbd_c_dev *dev, const char **why)
 
 	memset(req, 0, RMBD_MSG_SIZE);
 	strscpy(req->name, dev->export_name, sizeof(req->name));
+	strscpy(req->host, dev->host, sizeof(req->host));
 	ret = rmbd_c_admin_xfer(dev, RMBD_OP_OPEN, sizeof(*req), why);
 	if (ret == -ENOENT)
 		*why = "target has no export with this name";
+	if (ret == -EACCES)
+		*why = "the target does not allow this host to use the export";
 	if (ret)
 		return ret;
 	if (dev->slabs) {

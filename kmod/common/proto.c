@@ -16,12 +16,14 @@ static_assert(sizeof(struct rmbd_cm_req) == 24);
 static_assert(sizeof(struct rmbd_cm_rep) == 16);
 static_assert(sizeof(struct rmbd_cm_rej) == 8);
 static_assert(sizeof(struct rmbd_msg_hdr) == 8);
-static_assert(sizeof(struct rmbd_open_req) == 80);
-static_assert(sizeof(struct rmbd_open_rsp) == 40);
+static_assert(sizeof(struct rmbd_open_req) == 240);
+static_assert(sizeof(struct rmbd_open_rsp) == 80);
 static_assert(sizeof(struct rmbd_map_req) == 16);
 static_assert(sizeof(struct rmbd_map_rsp) == 32);
 static_assert(sizeof(struct rmbd_open_req) <= RMBD_MSG_SIZE);
+static_assert(sizeof(struct rmbd_open_rsp) <= RMBD_MSG_SIZE);
 static_assert(RMBD_NAME_LEN == RMBD_EXPORT_NAME_MAX);
+static_assert(RMBD_HOST_LEN == RMBD_HOST_MAX);
 
 /**
  * rmbd_check_cm_req() - validate the private data of a connect request
@@ -187,7 +189,9 @@ int rmbd_check_msg(const void *buf, u32 len, u16 *opcode)
 		const struct rmbd_open_req *req = buf;
 
 		if (!memchr(req->name, 0, sizeof(req->name)) ||
-		    !rmbd_valid_name(req->name))
+		    !rmbd_valid_name(req->name) ||
+		    !memchr(req->host, 0, sizeof(req->host)) ||
+		    (req->host[0] && !rmbd_valid_host(req->host)))
 			return -EINVAL;
 	}
 	return 0;
@@ -274,6 +278,26 @@ bool rmbd_valid_name(const char *name)
 		return false;
 	for (i = 0; i < len; i++)
 		if (!rmbd_name_char(name[i]))
+			return false;
+	return true;
+}
+
+/**
+ * rmbd_valid_host() - is @host a valid host identity
+ * @host: NUL-terminated string
+ *
+ * Host identities are 1..127 characters of [A-Za-z0-9._:-], as NVMe's
+ * host NQNs ("nqn.2014-08.org.nvmexpress:uuid:...") and rmbd's default
+ * ("rmbd:uuid:...") are, and do not start with a dot or a dash.
+ */
+bool rmbd_valid_host(const char *host)
+{
+	size_t i, len = strnlen(host, RMBD_HOST_LEN);
+
+	if (!len || len >= RMBD_HOST_LEN || host[0] == '.' || host[0] == '-')
+		return false;
+	for (i = 0; i < len; i++)
+		if (!rmbd_name_char(host[i]) && host[i] != ':')
 			return false;
 	return true;
 }

@@ -32,6 +32,7 @@ int rmbd_check_reply(const void *buf, u32 len, u16 opcode, u32 tag);
 int rmbd_check_geometry(u64 size, u64 slab_size, u32 nr_slabs);
 u64 rmbd_slab_len(u64 size, u64 slab_size, u32 slab);
 bool rmbd_valid_name(const char *name);
+bool rmbd_valid_host(const char *host);
 bool rmbd_valid_addr(const char *addr);
 
 #endif /* RMBD_PROTO_H */

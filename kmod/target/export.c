@@ -87,10 +87,22 @@ static noinline int rmbd_slab_alloc(struct rmbd_slab *slab, u64 len)
 }
 ALLOW_ERROR_INJECTION(rmbd_slab_alloc, ERRNO);
 
+/* Free a list of struct rmbd_export_host. */
+void rmbd_export_hosts_free(struct list_head *hosts)
+{
+	struct rmbd_export_host *h, *tmp;
+
+	list_for_each_entry_safe(h, tmp, hosts, entry) {
+		list_del(&h->entry);
+		kfree(h);
+	}
+}
+
 static void rmbd_export_free(struct rmbd_export *exp)
 {
 	u32 i;
 
+	rmbd_export_hosts_free(&exp->hosts);
 	if (exp->slabs)
 		for (i = 0; i < exp->nr_slabs; i++)
 			rmbd_slab_free(&exp->slabs[i]);
@@ -152,6 +164,7 @@ int rmbd_export_create(const char *name, u64 size, u64 slab_size,
 		exp->id = get_random_u64();
 	} while (!exp->id);
 	INIT_LIST_HEAD(&exp->sessions);
+	INIT_LIST_HEAD(&exp->hosts);
 	atomic_set(&exp->nr_mapped, 0);
 	strscpy(exp->name, name, sizeof(exp->name));
 	exp->size = size;
@@ -221,6 +234,106 @@ int rmbd_export_delete(struct rmbd_export *exp, bool force)
 	exp->deleted = true;
 	list_for_each_entry(sess, &exp->sessions, export_entry)
 		rmbd_t_session_schedule_release(sess);
+	mutex_unlock(&rmbd_t_mutex);
+	flush_workqueue(rmbd_t_wq);
+	mutex_lock(&rmbd_t_mutex);
+	rmbd_export_put(exp);
+	return 0;
+}
+
+/**
+ * rmbd_export_host_find() - the entry of @host on @exp's allowed hosts
+ * @exp: the export
+ * @host: a host identity
+ *
+ * Called with rmbd_t_mutex held.  Return: the entry, or NULL.
+ */
+struct rmbd_export_host *rmbd_export_host_find(struct rmbd_export *exp,
+					       const char *host)
+{
+	struct rmbd_export_host *h;
+
+	lockdep_assert_held(&rmbd_t_mutex);
+	list_for_each_entry(h, &exp->hosts, entry)
+		if (!strcmp(h->name, host))
+			return h;
+	return NULL;
+}
+
+/**
+ * rmbd_export_allows() - may @host open @exp
+ * @exp: the export
+ * @host: the identity a client gave, "" for none
+ *
+ * Called with rmbd_t_mutex held.
+ */
+bool rmbd_export_allows(struct rmbd_export *exp, const char *host)
+{
+	return exp->any_host || (host[0] && rmbd_export_host_find(exp, host));
+}
+
+/**
+ * rmbd_export_host_add() - allow the host of @h to open @exp
+ * @exp: the export
+ * @h: an entry, allocated by the caller: the export owns it on success
+ * @why: a message for the administrator on failure
+ *
+ * Called with rmbd_t_mutex held.
+ */
+int rmbd_export_host_add(struct rmbd_export *exp, struct rmbd_export_host *h,
+			 const char **why)
+{
+	lockdep_assert_held(&rmbd_t_mutex);
+	if (rmbd_export_host_find(exp, h->name)) {
+		*why = "the export allows this host already";
+		return -EEXIST;
+	}
+	if (exp->nr_hosts >= RMBD_MAX_EXPORT_HOSTS) {
+		*why = "the export allows as many hosts as it may (16)";
+		return -ENOSPC;
+	}
+	list_add_tail(&h->entry, &exp->hosts);
+	exp->nr_hosts++;
+	return 0;
+}
+
+/**
+ * rmbd_export_host_del() - no longer allow @host to open @exp
+ * @exp: the export
+ * @host: a host identity
+ * @why: a message for the administrator on failure
+ *
+ * The host's sessions on the export end: their memory regions are gone
+ * when this returns.  Called with rmbd_t_mutex held, which it drops while
+ * they are torn down; @exp stays valid, but may have been deleted.
+ */
+int rmbd_export_host_del(struct rmbd_export *exp, const char *host,
+			 const char **why)
+{
+	struct rmbd_export_host *h = rmbd_export_host_find(exp, host);
+	struct rmbd_t_session *sess;
+	bool ended = false;
+
+	if (!h) {
+		*why = "the export does not name this host";
+		return -ENOENT;
+	}
+
+	list_del(&h->entry);
+	exp->nr_hosts--;
+	if (!exp->any_host) {
+		list_for_each_entry(sess, &exp->sessions, export_entry) {
+			if (!strcmp(sess->host, h->name)) {
+				rmbd_t_session_schedule_release(sess);
+				ended = true;
+			}
+		}
+	}
+	kfree(h);
+	if (!ended)
+		return 0;
+	/* The host has lost access once its memory regions are gone. */
+	kref_get(&exp->ref);
 	mutex_unlock(&rmbd_t_mutex);
 	flush_workqueue(rmbd_t_wq);
 	mutex_lock(&rmbd_t_mutex);

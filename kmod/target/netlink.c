@@ -9,6 +9,11 @@
 #include "target.h"
 #include "nlmsg.h"
 
+static const struct nla_policy rmbd_t_host_policy[RMBD_TARGET_ATTR_MAX + 1] = {
+	[RMBD_TARGET_ATTR_HOST]		= { .type = NLA_NUL_STRING,
+					    .len = RMBD_HOST_MAX - 1 },
+};
+
 static const struct nla_policy rmbd_t_policy[RMBD_TARGET_ATTR_MAX + 1] = {
 	[RMBD_TARGET_ATTR_EXPORT_NAME]	= { .type = NLA_NUL_STRING,
 					    .len = RMBD_EXPORT_NAME_MAX - 1 },
@@ -27,6 +32,12 @@ static const struct nla_policy rmbd_t_policy[RMBD_TARGET_ATTR_MAX + 1] = {
 	[RMBD_TARGET_ATTR_EVENT]	= { .type = NLA_REJECT },
 	[RMBD_TARGET_ATTR_SESSION_ID]	= { .type = NLA_REJECT },
 	[RMBD_TARGET_ATTR_SESSION_PEER]	= { .type = NLA_REJECT },
+	[RMBD_TARGET_ATTR_EXPORT_ANY_HOST] = { .type = NLA_FLAG },
+	[RMBD_TARGET_ATTR_HOST]		= { .type = NLA_NUL_STRING,
+					    .len = RMBD_HOST_MAX - 1 },
+	[RMBD_TARGET_ATTR_EXPORT_HOSTS]	=
+		NLA_POLICY_NESTED(rmbd_t_host_policy),
+	[RMBD_TARGET_ATTR_SESSION_HOST]	= { .type = NLA_REJECT },
 };
 
 static struct genl_family rmbd_t_family;
@@ -36,12 +47,23 @@ static int rmbd_t_fill_export(struct sk_buff *skb, void *obj, u32 portid,
 			      u32 seq, int flags, u8 cmd)
 {
 	struct rmbd_export *exp = obj;
+	struct rmbd_export_host *h;
+	struct nlattr *nest;
 	void *hdr;
 
 	hdr = genlmsg_put(skb, portid, seq, &rmbd_t_family, flags, cmd);
 	if (!hdr)
 		return -EMSGSIZE;
-	if (nla_put_string(skb, RMBD_TARGET_ATTR_EXPORT_NAME, exp->name) ||
+	nest = nla_nest_start(skb, RMBD_TARGET_ATTR_EXPORT_HOSTS);
+	if (!nest)
+		goto cancel;
+	list_for_each_entry(h, &exp->hosts, entry)
+		if (nla_put_string(skb, RMBD_TARGET_ATTR_HOST, h->name))
+			goto cancel;
+	nla_nest_end(skb, nest);
+	if ((exp->any_host &&
+	     nla_put_flag(skb, RMBD_TARGET_ATTR_EXPORT_ANY_HOST)) ||
+	    nla_put_string(skb, RMBD_TARGET_ATTR_EXPORT_NAME, exp->name) ||
 	    nla_put_u64_64bit(skb, RMBD_TARGET_ATTR_EXPORT_SIZE, exp->size,
 			      RMBD_TARGET_ATTR_PAD) ||
 	    nla_put_u64_64bit(skb, RMBD_TARGET_ATTR_EXPORT_SLAB_SIZE,
@@ -54,11 +76,76 @@ static int rmbd_t_fill_export(struct sk_buff *skb, void *obj, u32 portid,
 	    nla_put_u64_64bit(skb, RMBD_TARGET_ATTR_EXPORT_MEM, exp->mem,
 			      RMBD_TARGET_ATTR_PAD) ||
 	    nla_put_u64_64bit(skb, RMBD_TARGET_ATTR_TOTAL_MEM,
-			      rmbd_exports_mem(), RMBD_TARGET_ATTR_PAD)) {
-		genlmsg_cancel(skb, hdr);
-		return -EMSGSIZE;
-	}
+			      rmbd_exports_mem(), RMBD_TARGET_ATTR_PAD))
+		goto cancel;
 	genlmsg_end(skb, hdr);
+	return 0;
+
+cancel:
+	genlmsg_cancel(skb, hdr);
+	return -EMSGSIZE;
+}
+
+/* A host entry for @host, from an attribute the policy checked. */
+static struct rmbd_export_host *rmbd_t_host_entry(struct genl_info *info,
+						  const struct nlattr *attr)
+{
+	struct rmbd_export_host *h;
+
+	if (!rmbd_valid_host(nla_data(attr))) {
+		NL_SET_ERR_MSG_ATTR(info->extack, attr,
+				    "host identity must be 1-127 characters of A-Z a-z 0-9 . _ : - and not start with a dot or a dash");
+		return ERR_PTR(-EINVAL);
+	}
+	h = kzalloc(sizeof(*h), GFP_KERNEL);
+	if (!h) {
+		NL_SET_ERR_MSG(info->extack, "could not allocate a host entry");
+		return ERR_PTR(-ENOMEM);
+	}
+	strscpy(h->name, nla_data(attr), sizeof(h->name));
+	return h;
+}
+
+/*
+ * The hosts of an EXPORT_HOSTS nest onto @hosts, each checked, before
+ * the module mutex is taken; the caller frees them on failure.
+ */
+static int rmbd_t_parse_hosts(struct genl_info *info, struct list_head *hosts,
+			      unsigned int *n)
+{
+	struct nlattr *nest = info->attrs[RMBD_TARGET_ATTR_EXPORT_HOSTS];
+	struct rmbd_export_host *h, *o;
+	struct nlattr *a;
+	int rem;
+
+	*n = 0;
+	if (!nest)
+		return 0;
+	nla_for_each_nested(a, nest, rem) {
+		if (nla_type(a) != RMBD_TARGET_ATTR_HOST) {
+			NL_SET_ERR_MSG_ATTR(info->extack, a,
+					    "only host attributes in the hosts");
+			return -EINVAL;
+		}
+		if (*n >= RMBD_MAX_EXPORT_HOSTS) {
+			NL_SET_ERR_MSG_ATTR(info->extack, a,
+					    "an export allows at most 16 hosts");
+			return -ENOSPC;
+		}
+		h = rmbd_t_host_entry(info, a);
+		if (IS_ERR(h))
+			return PTR_ERR(h);
+		list_for_each_entry(o, hosts, entry) {
+			if (!strcmp(o->name, h->name)) {
+				kfree(h);
+				NL_SET_ERR_MSG_ATTR(info->extack, a,
+						    "a host named twice");
+				return -EINVAL;
+			}
+		}
+		list_add_tail(&h->entry, hosts);
+		(*n)++;
+	}
 	return 0;
 }
 
@@ -101,10 +188,12 @@ static int rmbd_t_export_add(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr **attrs = info->attrs;
 	u64 size, slab_size = RMBD_DEFAULT_SLAB_SIZE;
+	unsigned int nr_hosts;
 	const char *why = NULL;
 	struct rmbd_export *exp;
 	struct sk_buff *reply;
 	const char *name;
+	LIST_HEAD(hosts);
 	int ret;
 
 	if (GENL_REQ_ATTR_CHECK(info, RMBD_TARGET_ATTR_EXPORT_NAME) ||
@@ -141,18 +230,81 @@ static int rmbd_t_export_add(struct sk_buff *skb, struct genl_info *info)
 			       "too many slabs for this size: use a larger slab size");
 		return -E2BIG;
 	}
+	if (attrs[RMBD_TARGET_ATTR_HOST]) {
+		NL_SET_ERR_MSG_ATTR(info->extack, attrs[RMBD_TARGET_ATTR_HOST],
+				    "a host of a new export goes inside its hosts");
+		return -EINVAL;
+	}
+	ret = rmbd_t_parse_hosts(info, &hosts, &nr_hosts);
+	if (ret)
+		goto out_hosts;
 
+	ret = -ENOMEM;
 	reply = rmbd_reply_alloc(info);
 	if (!reply)
-		return -ENOMEM;
+		goto out_hosts;
 	mutex_lock(&rmbd_t_mutex);
 	ret = rmbd_export_create(name, size, slab_size, &exp, &why);
-	if (!ret)
+	if (!ret) {
+		/* Still under the mutex: no client sees it before this. */
+		exp->any_host =
+			nla_get_flag(attrs[RMBD_TARGET_ATTR_EXPORT_ANY_HOST]);
+		list_splice_init(&hosts, &exp->hosts);
+		exp->nr_hosts = nr_hosts;
 		ret = rmbd_t_reply(info, reply, exp, rmbd_t_fill_export);
-	else
+	} else {
 		nlmsg_free(reply);
+	}
 	mutex_unlock(&rmbd_t_mutex);
 	rmbd_set_err(info->extack, NULL, why);
+out_hosts:
+	rmbd_export_hosts_free(&hosts);
+	return ret;
+}
+
+/* EXPORT_HOST_ADD and EXPORT_HOST_DEL. */
+static int rmbd_t_export_host(struct sk_buff *skb, struct genl_info *info)
+{
+	bool add = info->genlhdr->cmd == RMBD_TARGET_CMD_EXPORT_HOST_ADD;
+	struct nlattr **attrs = info->attrs;
+	struct rmbd_export_host *h = NULL;
+	const char *why = NULL;
+	struct rmbd_export *exp;
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, RMBD_TARGET_ATTR_EXPORT_NAME) ||
+	    GENL_REQ_ATTR_CHECK(info, RMBD_TARGET_ATTR_HOST))
+		return -EINVAL;
+	if (attrs[RMBD_TARGET_ATTR_EXPORT_HOSTS] ||
+	    attrs[RMBD_TARGET_ATTR_EXPORT_ANY_HOST]) {
+		NL_SET_ERR_MSG(info->extack,
+			       "one host at a time, and any_host only when the export is added");
+		return -EINVAL;
+	}
+	if (add) {
+		h = rmbd_t_host_entry(info, attrs[RMBD_TARGET_ATTR_HOST]);
+		if (IS_ERR(h))
+			return PTR_ERR(h);
+	}
+	mutex_lock(&rmbd_t_mutex);
+	exp = rmbd_export_find(nla_data(attrs[RMBD_TARGET_ATTR_EXPORT_NAME]));
+	if (!exp) {
+		NL_SET_ERR_MSG_ATTR(info->extack,
+				    attrs[RMBD_TARGET_ATTR_EXPORT_NAME],
+				    "no export with this name");
+		ret = -ENOENT;
+	} else if (add) {
+		ret = rmbd_export_host_add(exp, h, &why);
+		if (!ret)
+			h = NULL;
+	} else {
+		ret = rmbd_export_host_del(exp,
+					   nla_data(attrs[RMBD_TARGET_ATTR_HOST]),
+					   &why);
+	}
+	mutex_unlock(&rmbd_t_mutex);
+	kfree(h);
+	rmbd_set_err(info->extack, attrs[RMBD_TARGET_ATTR_HOST], why);
 	return ret;
 }
 
@@ -327,6 +479,16 @@ static const struct genl_ops rmbd_t_ops[] = {
 		.doit	= rmbd_t_listener_del,
 	},
 	{
+		.cmd	= RMBD_TARGET_CMD_EXPORT_HOST_ADD,
+		.flags	= GENL_ADMIN_PERM,
+		.doit	= rmbd_t_export_host,
+	},
+	{
+		.cmd	= RMBD_TARGET_CMD_EXPORT_HOST_DEL,
+		.flags	= GENL_ADMIN_PERM,
+		.doit	= rmbd_t_export_host,
+	},
+	{
 		.cmd	= RMBD_TARGET_CMD_LISTENER_GET,
 		.flags	= GENL_ADMIN_PERM,
 		.dumpit	= rmbd_t_listener_dump,
@@ -386,6 +548,7 @@ void rmbd_t_notify_session(struct rmbd_t_session *sess, u8 event)
 	    nla_put_u64_64bit(skb, RMBD_TARGET_ATTR_SESSION_ID, sess->id,
 			      RMBD_TARGET_ATTR_PAD) ||
 	    nla_put_string(skb, RMBD_TARGET_ATTR_SESSION_PEER, peer) ||
+	    nla_put_string(skb, RMBD_TARGET_ATTR_SESSION_HOST, sess->host) ||
 	    nla_put_string(skb, RMBD_TARGET_ATTR_EXPORT_NAME,
 			   sess->export->name)) {
 		nlmsg_free(skb);

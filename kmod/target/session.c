@@ -251,11 +251,18 @@ static int rmbd_t_handle_open(struct rmbd_t_session *sess,
 		ret = -ENOENT;
 		goto out_unlock;
 	}
+	if (!rmbd_export_allows(exp, req->host)) {
+		pr_info_ratelimited("session %llx: host '%s' may not open export %s\n",
+				    sess->id, req->host, exp->name);
+		ret = -EACCES;
+		goto out_unlock;
+	}
 	maps = kvcalloc(exp->nr_slabs, sizeof(*maps), GFP_KERNEL);
 	if (!maps) {
 		ret = -ENOMEM;
 		goto out_unlock;
 	}
+	strscpy(sess->host, req->host, sizeof(sess->host));
 	kref_get(&exp->ref);
 	list_add_tail(&sess->export_entry, &exp->sessions);
 	exp->nr_sessions++;

@@ -51,6 +51,15 @@ struct rmbd_export {
 	unsigned int		nr_sessions;
 	atomic_t		nr_mapped;
 	bool			deleted;
+	/* Who may open it: any host, or those on @hosts (rmbd_t_mutex). */
+	bool			any_host;
+	unsigned int		nr_hosts;
+	struct list_head	hosts;		/* struct rmbd_export_host */
+};
+
+struct rmbd_export_host {
+	struct list_head	entry;
+	char			name[RMBD_HOST_MAX];
 };
 
 struct rmbd_t_session;
@@ -105,6 +114,8 @@ struct rmbd_t_session {
 	struct rmbd_t_map	*maps;
 	/* Random, set at OPEN: where slab i appears to the peer, + i slabs. */
 	u64			iova_base;
+	/* The host identity the client gave at OPEN, "" for none. */
+	char			host[RMBD_HOST_MAX];
 
 	struct rmbd_t_queue	admin;
 	struct rmbd_t_queue	**ioq;		/* [RMBD_MAX_IO_QUEUES_WIRE] */
@@ -156,6 +167,14 @@ int rmbd_export_create(const char *name, u64 size, u64 slab_size,
 		       struct rmbd_export **out, const char **why);
 void rmbd_export_put(struct rmbd_export *exp);
 int rmbd_export_delete(struct rmbd_export *exp, bool force);
+void rmbd_export_hosts_free(struct list_head *hosts);
+struct rmbd_export_host *rmbd_export_host_find(struct rmbd_export *exp,
+					       const char *host);
+bool rmbd_export_allows(struct rmbd_export *exp, const char *host);
+int rmbd_export_host_add(struct rmbd_export *exp, struct rmbd_export_host *h,
+			 const char **why);
+int rmbd_export_host_del(struct rmbd_export *exp, const char *host,
+			 const char **why);
 u64 rmbd_exports_mem(void);
 
 /* session.c */

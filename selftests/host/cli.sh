@@ -139,6 +139,7 @@ usage listener "unexpected argument 'x'" listener show x
 usage dev "missing keyword 'addr'" dev connect export foo
 usage dev "unknown keyword 'yes'" dev connect addr 10.0.0.1 export foo shared yes
 usage dev "duplicate keyword 'shared'" dev connect addr 10.0.0.1 export foo shared shared
+usage dev "invalid host identity 'a/b'" dev connect addr 10.0.0.1 export foo host a/b
 usage dev "missing keyword 'export'" dev connect addr 10.0.0.1
 usage dev "invalid address '10.0.0'" dev connect addr 10.0.0 export foo
 usage dev "invalid queues '0' (1-256)" \
@@ -221,19 +222,19 @@ else
 fi
 
 # Output and library calls, through the fake library
-exports_text="export foo size 1073741824 slab 67108864 slabs 16 sessions 1 mapped 3 mem 1073741824
-export bar.2 size 8388608 slab 2097152 slabs 4 sessions 0 mapped 0 mem 8388608"
-exports_json='[{"name":"foo","size":1073741824,"slab_size":67108864,"nr_slabs":16,"sessions":1,"mapped":3,"mem":1073741824},{"name":"bar.2","size":8388608,"slab_size":2097152,"nr_slabs":4,"sessions":0,"mapped":0,"mem":8388608}]'
+exports_text="export foo size 1073741824 slab 67108864 slabs 16 sessions 1 mapped 3 mem 1073741824 hosts rmbd:uuid:0a,nqn.2014-08.org.nvmexpress:uuid:0b
+export bar.2 size 8388608 slab 2097152 slabs 4 sessions 0 mapped 0 mem 8388608 any_host"
+exports_json='[{"name":"foo","size":1073741824,"slab_size":67108864,"nr_slabs":16,"sessions":1,"mapped":3,"mem":1073741824,"any_host":false,"hosts":["rmbd:uuid:0a","nqn.2014-08.org.nvmexpress:uuid:0b"]},{"name":"bar.2","size":8388608,"slab_size":2097152,"nr_slabs":4,"sessions":0,"mapped":0,"mem":8388608,"any_host":true,"hosts":[]}]'
 # Text: pollq, reconnect_delay, loss_timeout and reconnects only when not
 # at their defaults (0, 2, 60, 0) or with -d; slab only with -d.
-devs_text="rmbd0: size 1073741824 state live addr 10.200.0.1 port 7470 export foo queues 2 depth 128
+devs_text="rmbd0: size 1073741824 state live addr 10.200.0.1 port 7470 export foo queues 2 depth 128 host rmbd:uuid:0a
 rmbd3: size 8388608 state failed addr fd00::1 port 7471 export bar.2 queues 1 pollq 1 depth 16 loss_timeout 0
-rmbd6: size 4294967296 state reconnecting addr 10.200.0.2 port 7470 export baz queues 4 depth 128 reconnect_delay 5 loss_timeout 300 reconnects 3 shared"
-devs_details="rmbd0: size 1073741824 state live addr 10.200.0.1 port 7470 export foo queues 2 pollq 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 0 slab 67108864
+rmbd6: size 4294967296 state reconnecting addr 10.200.0.2 port 7470 export baz queues 4 depth 128 reconnect_delay 5 loss_timeout 300 reconnects 3 shared host h6"
+devs_details="rmbd0: size 1073741824 state live addr 10.200.0.1 port 7470 export foo queues 2 pollq 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 0 host rmbd:uuid:0a slab 67108864
 rmbd3: size 8388608 state failed addr fd00::1 port 7471 export bar.2 queues 1 pollq 1 depth 16 reconnect_delay 2 loss_timeout 0 reconnects 0 slab 2097152
-rmbd6: size 4294967296 state reconnecting addr 10.200.0.2 port 7470 export baz queues 4 pollq 0 depth 128 reconnect_delay 5 loss_timeout 300 reconnects 3 shared slab 1073741824"
-dev6_json='{"index":6,"name":"rmbd6","size":4294967296,"state":"reconnecting","addr":"10.200.0.2","port":7470,"export":"baz","queues":4,"poll_queues":0,"depth":128,"reconnect_delay":5,"loss_timeout":300,"reconnects":3,"shared":true,"slab_size":1073741824}'
-devs_json='[{"index":0,"name":"rmbd0","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"slab_size":67108864},{"index":3,"name":"rmbd3","size":8388608,"state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"slab_size":2097152},'"$dev6_json]"
+rmbd6: size 4294967296 state reconnecting addr 10.200.0.2 port 7470 export baz queues 4 pollq 0 depth 128 reconnect_delay 5 loss_timeout 300 reconnects 3 shared host h6 slab 1073741824"
+dev6_json='{"index":6,"name":"rmbd6","size":4294967296,"state":"reconnecting","addr":"10.200.0.2","port":7470,"export":"baz","queues":4,"poll_queues":0,"depth":128,"reconnect_delay":5,"loss_timeout":300,"reconnects":3,"shared":true,"host":"h6","slab_size":1073741824}'
+devs_json='[{"index":0,"name":"rmbd0","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:0a","slab_size":67108864},{"index":3,"name":"rmbd3","size":8388608,"state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"host":"","slab_size":2097152},'"$dev6_json]"
 
 log_reset
 expect 0 "$exports_text" "" "$FAKE" export
@@ -264,7 +265,7 @@ log_reset
 expect 0 "" "" "$FAKE" export add foo size 1G
 expect 0 "" "" "$FAKE" export add foo size 3MiB slab 2M
 expect 0 "" "" "$FAKE" export add zero size 0
-expect 0 '{"name":"x","size":8589934592,"slab_size":67108864,"nr_slabs":128,"sessions":0,"mapped":0,"mem":8589934592}' \
+expect 0 '{"name":"x","size":8589934592,"slab_size":67108864,"nr_slabs":128,"sessions":0,"mapped":0,"mem":8589934592,"any_host":false,"hosts":[]}' \
 	"" "$FAKE" -j export add x size 8G
 expect 1 "" "rmbd: failed to add export: Invalid argument: fake refusal of bad" \
 	"$FAKE" export add bad size 4K
@@ -272,18 +273,72 @@ expect 0 "" "" "$FAKE" export del foo
 expect 0 "" "" "$FAKE" export d foo f
 log_is "open
 export_add foo 1073741824 0
+  any_host 0 hosts -
 open
 export_add foo 3145728 2097152
+  any_host 0 hosts -
 open
 export_add zero 0 0
+  any_host 0 hosts -
 open
 export_add x 8589934592 0
+  any_host 0 hosts -
 open
 export_add bad 4096 0
+  any_host 0 hosts -
 open
 export_del foo 0
 open
 export_del foo 1" "export add/del pass the parsed values"
+
+# Allowed hosts.
+usage export "invalid host identity '-x'" export add foo size 1G hosts a,-x
+usage export "invalid host identity 'a b'" export add foo size 1G hosts "a b"
+usage export "hosts: no host in ','" export add foo size 1G hosts ,
+usage export "hosts and any_host exclude each other" export add foo size 1G hosts a any_host
+usage export "missing host command (add or del)" export host
+usage export "unknown export host command 'set'" export host set foo h
+usage export "missing host identity" export host add foo
+usage export "invalid host identity '.h'" export host add foo .h
+usage export "unexpected argument 'x'" export host del foo h x
+log_reset
+expect 0 '{"name":"foo","size":1073741824,"slab_size":67108864,"nr_slabs":16,"sessions":0,"mapped":0,"mem":1073741824,"any_host":false,"hosts":["rmbd:uuid:0a","h.b"]}' \
+	"" "$FAKE" -j export add foo size 1G hosts rmbd:uuid:0a,h.b
+expect 0 "" "" "$FAKE" export add foo size 1G any_host
+expect 0 "" "" "$FAKE" export host add foo nqn.2014-08.org.nvmexpress:uuid:0b
+expect 0 "" "" "$FAKE" export host d foo h.b
+expect 1 "" "rmbd: failed to add host: Invalid argument: fake refusal of bad" \
+	"$FAKE" export host add bad h
+log_is "open
+export_add foo 1073741824 0
+  any_host 0 hosts rmbd:uuid:0a,h.b
+open
+export_add foo 1073741824 0
+  any_host 1 hosts -
+open
+export_host_add foo nqn.2014-08.org.nvmexpress:uuid:0b
+open
+export_host_del foo h.b
+open
+export_host_add bad h" "export hosts pass the parsed values"
+
+# This machine's identity: /etc/rmbd/hostid, else the machine id.
+hid=$(mktemp)
+mid=$(mktemp)
+echo 0123456789ABCDEF0123456789abcdef > "$mid"
+expect 0 "rmbd:uuid:01234567-89ab-cdef-0123-456789abcdef" "" \
+	env RMBD_HOSTID_FILE=/nonexistent RMBD_MACHINE_ID_FILE="$mid" "$RMBD" host
+printf 'nqn.2014-08.org.nvmexpress:uuid:0b\nrest\n' > "$hid"
+expect 0 '{"host":"nqn.2014-08.org.nvmexpress:uuid:0b"}' "" \
+	env RMBD_HOSTID_FILE="$hid" RMBD_MACHINE_ID_FILE="$mid" "$RMBD" -j host show
+echo 'bad host' > "$hid"
+expect 1 "" "rmbd: failed to show host: Invalid argument: /etc/rmbd/hostid holds no valid host identity" \
+	env RMBD_HOSTID_FILE="$hid" "$RMBD" host
+echo 12345 > "$mid"
+expect 1 "" "rmbd: failed to show host: No such file or directory: no /etc/rmbd/hostid and no /etc/machine-id" \
+	env RMBD_HOSTID_FILE=/nonexistent RMBD_MACHINE_ID_FILE="$mid" "$RMBD" host
+rm -f "$hid" "$mid"
+usage host "unexpected argument 'x'" host show x
 
 log_reset
 expect 0 "listener 10.200.0.1 port 7470
@@ -340,19 +395,23 @@ expect 0 '[
         "loss_timeout": 300,
         "reconnects": 3,
         "shared": true,
+        "host": "h6",
         "slab_size": 1073741824
     }
 ]' "" "$FAKE" -p dev show /dev/rmbd6
 expect 1 "" "rmbd: failed to show device: No such device" "$FAKE" dev show 5
 expect 0 "rmbd7" "" "$FAKE" dev connect addr 10.200.0.1 export foo
-expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"fd00::1","port":99,"export":"foo","queues":4,"poll_queues":2,"depth":64,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"slab_size":67108864}' \
+expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"fd00::1","port":99,"export":"foo","queues":4,"poll_queues":2,"depth":64,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:default","slab_size":67108864}' \
 	"" "$FAKE" -j dev conn export foo addr fd00::1 port 99 queues 4 depth 64 pollq 2
-expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":10,"loss_timeout":0,"reconnects":0,"shared":false,"slab_size":67108864}' \
+expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":10,"loss_timeout":0,"reconnects":0,"shared":false,"host":"rmbd:uuid:default","slab_size":67108864}' \
 	"" "$FAKE" -j dev connect addr 10.200.0.1 export foo reconnect_delay 10 loss_timeout 0
 expect 0 "rmbd7" "" "$FAKE" dev c addr 10.200.0.1 export foo loss 86400 reco 3600
 expect 0 "rmbd7" "" "$FAKE" dev connect addr 10.200.0.1 export foo reconnect_delay 1
-expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":true,"slab_size":67108864}' \
+expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":true,"host":"rmbd:uuid:default","slab_size":67108864}' \
 	"" "$FAKE" -j dev connect addr 10.200.0.1 export foo shared
+expect 0 "rmbd7" "" "$FAKE" dev connect addr 10.200.0.1 export foo host h.x
+expect 1 "" "rmbd: failed to connect device: Permission denied: host h.x is not allowed to use export denied" \
+	"$FAKE" dev connect addr 10.200.0.1 export denied host h.x
 expect 1 "" "rmbd: failed to connect device: Invalid argument: fake refusal of bad" \
 	"$FAKE" dev connect addr 10.200.0.1 export bad
 expect 0 "" "" "$FAKE" dev disconnect rmbd3
@@ -378,19 +437,23 @@ dev_get 6
 open
 dev_get 5
 open
-dev_connect 10.200.0.1 0 foo 0 0 0 0 - 0
+dev_connect 10.200.0.1 0 foo 0 0 0 0 - 0 -
 open
-dev_connect fd00::1 99 foo 4 64 2 0 - 0
+dev_connect fd00::1 99 foo 4 64 2 0 - 0 -
 open
-dev_connect 10.200.0.1 0 foo 0 0 0 10 0 0
+dev_connect 10.200.0.1 0 foo 0 0 0 10 0 0 -
 open
-dev_connect 10.200.0.1 0 foo 0 0 0 3600 86400 0
+dev_connect 10.200.0.1 0 foo 0 0 0 3600 86400 0 -
 open
-dev_connect 10.200.0.1 0 foo 0 0 0 1 - 0
+dev_connect 10.200.0.1 0 foo 0 0 0 1 - 0 -
 open
-dev_connect 10.200.0.1 0 foo 0 0 0 0 - 1
+dev_connect 10.200.0.1 0 foo 0 0 0 0 - 1 -
 open
-dev_connect 10.200.0.1 0 bad 0 0 0 0 - 0
+dev_connect 10.200.0.1 0 foo 0 0 0 0 - 0 h.x
+open
+dev_connect 10.200.0.1 0 denied 0 0 0 0 - 0 h.x
+open
+dev_connect 10.200.0.1 0 bad 0 0 0 0 - 0 -
 open
 dev_disconnect 3 0
 open
@@ -412,17 +475,17 @@ dev rmbd3 link-down state failed addr fd00::1 port 7471 export bar.2
 dev rmbd3 failed state failed addr fd00::1 port 7471 export bar.2
 dev rmbd3 disconnected state deleting addr fd00::1 port 7471 export bar.2
 dev rmbd6 unknown state reconnecting addr 10.200.0.2 port 7470 export baz"
-events_json='{"type":"dev","event":"connected","index":0,"name":"rmbd0","state":"live","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"slab_size":67108864}
-{"type":"session","event":"up","id":"3f2a9c0d1b2e4f60","peer":"10.200.0.1:41234","export":"foo"}
-{"type":"dev","event":"link-down","index":0,"name":"rmbd0","state":"reconnecting","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"slab_size":67108864}
-{"type":"dev","event":"reconnecting","index":0,"name":"rmbd0","state":"reconnecting","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"slab_size":67108864}
-{"type":"dev","event":"live","index":0,"name":"rmbd0","state":"live","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":1,"shared":false,"slab_size":67108864}
-{"type":"session","event":"down","id":"3f2a9c0d1b2e4f60","peer":"10.200.0.1:41234","export":"foo"}
-{"type":"session","event":"up","id":"7","peer":"[fd00::2]:41235","export":"bar.2"}
-{"type":"dev","event":"link-down","index":3,"name":"rmbd3","state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"slab_size":2097152}
-{"type":"dev","event":"failed","index":3,"name":"rmbd3","state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"slab_size":2097152}
-{"type":"dev","event":"disconnected","index":3,"name":"rmbd3","state":"deleting","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"slab_size":2097152}
-{"type":"dev","event":"unknown","index":6,"name":"rmbd6","state":"reconnecting","addr":"10.200.0.2","port":7470,"export":"baz","size":4294967296,"queues":4,"poll_queues":0,"depth":128,"reconnect_delay":5,"loss_timeout":300,"reconnects":3,"shared":true,"slab_size":1073741824}'
+events_json='{"type":"dev","event":"connected","index":0,"name":"rmbd0","state":"live","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:0a","slab_size":67108864}
+{"type":"session","event":"up","id":"3f2a9c0d1b2e4f60","peer":"10.200.0.1:41234","export":"foo","host":""}
+{"type":"dev","event":"link-down","index":0,"name":"rmbd0","state":"reconnecting","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:0a","slab_size":67108864}
+{"type":"dev","event":"reconnecting","index":0,"name":"rmbd0","state":"reconnecting","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:0a","slab_size":67108864}
+{"type":"dev","event":"live","index":0,"name":"rmbd0","state":"live","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":1,"shared":false,"host":"rmbd:uuid:0a","slab_size":67108864}
+{"type":"session","event":"down","id":"3f2a9c0d1b2e4f60","peer":"10.200.0.1:41234","export":"foo","host":""}
+{"type":"session","event":"up","id":"7","peer":"[fd00::2]:41235","export":"bar.2","host":""}
+{"type":"dev","event":"link-down","index":3,"name":"rmbd3","state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"host":"","slab_size":2097152}
+{"type":"dev","event":"failed","index":3,"name":"rmbd3","state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"host":"","slab_size":2097152}
+{"type":"dev","event":"disconnected","index":3,"name":"rmbd3","state":"deleting","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"host":"","slab_size":2097152}
+{"type":"dev","event":"unknown","index":6,"name":"rmbd6","state":"reconnecting","addr":"10.200.0.2","port":7470,"export":"baz","size":4294967296,"queues":4,"poll_queues":0,"depth":128,"reconnect_delay":5,"loss_timeout":300,"reconnects":3,"shared":true,"host":"h6","slab_size":1073741824}'
 lost="rmbd: events lost: the receive buffer was full; rmbd dev show has the current state"
 
 log_reset
@@ -430,7 +493,7 @@ expect 0 "$events_text" "$lost" "$FAKE" monitor count 11
 expect 0 "$(echo "$events_text" | head -n 3)" "" "$FAKE" monitor all count 3
 expect 0 "$events_json" "$lost" "$FAKE" -j monitor count 11
 expect 0 "$(echo "$events_text" | grep '^dev' | head -n 2 | \
-	sed 's/$/ size 1073741824 queues 2 pollq 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 0 slab 67108864/')" \
+	sed 's/$/ size 1073741824 queues 2 pollq 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 0 host rmbd:uuid:0a slab 67108864/')" \
 	"" "$FAKE" -d monitor dev count 2
 expect 0 "$(echo "$events_text" | grep '^session')" "$lost" \
 	"$FAKE" monitor session count 3
@@ -439,7 +502,8 @@ expect 0 '{
     "event": "up",
     "id": "3f2a9c0d1b2e4f60",
     "peer": "10.200.0.1:41234",
-    "export": "foo"
+    "export": "foo",
+    "host": ""
 }' "" "$FAKE" -p monitor s c 1
 log_is "open
 events_subscribe 3

@@ -68,8 +68,9 @@ static int fake_fail(struct rmbd_ctx *ctx, const char *name)
 }
 
 static const struct rmbd_export_info fake_exports[] = {
-	{ "foo", 1073741824ULL, 67108864ULL, 1073741824ULL, 16, 1, 3 },
-	{ "bar.2", 8388608ULL, 2097152ULL, 8388608ULL, 4, 0, 0 },
+	{ "foo", 1073741824ULL, 67108864ULL, 1073741824ULL, 16, 1, 3, false,
+	  2, { "rmbd:uuid:0a", "nqn.2014-08.org.nvmexpress:uuid:0b" } },
+	{ "bar.2", 8388608ULL, 2097152ULL, 8388608ULL, 4, 0, 0, true, 0, { } },
 };
 
 static const struct rmbd_listener_info fake_listeners[] = {
@@ -79,12 +80,12 @@ static const struct rmbd_listener_info fake_listeners[] = {
 
 static const struct rmbd_dev_info fake_devs[] = {
 	{ 0, "rmbd0", 1073741824ULL, 67108864ULL, RMBD_DEV_STATE_LIVE,
-	  "10.200.0.1", 7470, "foo", 2, 128, 0, 2, 60, 0, false },
+	  "10.200.0.1", 7470, "foo", 2, 128, 0, 2, 60, 0, false, "rmbd:uuid:0a" },
 	{ 3, "rmbd3", 8388608ULL, 2097152ULL, RMBD_DEV_STATE_FAILED,
-	  "fd00::1", 7471, "bar.2", 1, 16, 1, 2, 0, 0, false },
+	  "fd00::1", 7471, "bar.2", 1, 16, 1, 2, 0, 0, false, "" },
 	{ 6, "rmbd6", 4294967296ULL, 1073741824ULL,
 	  RMBD_DEV_STATE_RECONNECTING, "10.200.0.2", 7470, "baz", 4, 128, 0,
-	  5, 300, 3, true },
+	  5, 300, 3, true, "h6" },
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -131,6 +132,45 @@ int rmbd_export_add(struct rmbd_ctx *ctx, const char *name, uint64_t size,
 		out->mem = size;
 	}
 	return 0;
+}
+
+int rmbd_export_create(struct rmbd_ctx *ctx,
+		       const struct rmbd_export_opts *opts,
+		       struct rmbd_export_info *out)
+{
+	char hosts[1024] = "-";
+	size_t n = 0;
+	uint32_t i;
+	int ret;
+
+	for (i = 0; i < opts->nr_hosts; i++)
+		n += (size_t)snprintf(hosts + n, sizeof(hosts) - n, "%s%s",
+				      i ? "," : "", opts->hosts[i]);
+	ret = rmbd_export_add(ctx, opts->name, opts->size, opts->slab_size,
+			      out);
+	fake_log("  any_host %d hosts %s", opts->any_host, hosts);
+	if (!ret && out) {
+		out->any_host = opts->any_host;
+		out->nr_hosts = opts->nr_hosts;
+		for (i = 0; i < opts->nr_hosts; i++)
+			snprintf(out->hosts[i], sizeof(out->hosts[i]), "%s",
+				 opts->hosts[i]);
+	}
+	return ret;
+}
+
+int rmbd_export_host_add(struct rmbd_ctx *ctx, const char *name,
+			 const char *host)
+{
+	fake_log("export_host_add %s %s", name, host);
+	return fake_fail(ctx, name);
+}
+
+int rmbd_export_host_del(struct rmbd_ctx *ctx, const char *name,
+			 const char *host)
+{
+	fake_log("export_host_del %s %s", name, host);
+	return fake_fail(ctx, name);
 }
 
 int rmbd_export_del(struct rmbd_ctx *ctx, const char *name, bool force)
@@ -224,12 +264,18 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 
 	if (opts->has_loss_timeout)
 		snprintf(loss, sizeof(loss), "%u", opts->loss_timeout);
-	fake_log("dev_connect %s %u %s %u %u %u %u %s %d", opts->addr,
+	fake_log("dev_connect %s %u %s %u %u %u %u %s %d %s", opts->addr,
 		 opts->port, opts->export_name, opts->nr_io_queues,
 		 opts->queue_depth, opts->nr_poll_queues,
-		 opts->reconnect_delay, loss, opts->shared);
+		 opts->reconnect_delay, loss, opts->shared,
+		 opts->host ? opts->host : "-");
 	if (fake_fail(ctx, opts->export_name))
 		return -EINVAL;
+	if (!strcmp(opts->export_name, "denied")) {
+		snprintf(ctx->errmsg, sizeof(ctx->errmsg),
+			 "the target does not allow this host to use the export");
+		return -EACCES;
+	}
 	memset(out, 0, sizeof(*out));
 	out->index = 7;
 	snprintf(out->name, sizeof(out->name), "rmbd7");
@@ -249,6 +295,8 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 	out->loss_timeout = opts->has_loss_timeout ? opts->loss_timeout :
 			    RMBD_DEFAULT_LOSS_TIMEOUT;
 	out->shared = opts->shared;
+	snprintf(out->host, sizeof(out->host), "%s",
+		 opts->host ? opts->host : "rmbd:uuid:default");
 	return 0;
 }
 

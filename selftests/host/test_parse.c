@@ -140,7 +140,8 @@ static struct nl_msg *dev_reply(bool old)
 	    (nla_put_u32(msg, RMBD_CLIENT_ATTR_RECONNECT_DELAY, 5) ||
 	     nla_put_u32(msg, RMBD_CLIENT_ATTR_LOSS_TIMEOUT, 300) ||
 	     nla_put_u32(msg, RMBD_CLIENT_ATTR_NR_RECONNECTS, 3) ||
-	     nla_put_flag(msg, RMBD_CLIENT_ATTR_SHARED)))
+	     nla_put_flag(msg, RMBD_CLIENT_ATTR_SHARED) ||
+	     nla_put_string(msg, RMBD_CLIENT_ATTR_HOST, "rmbd:uuid:0a")))
 		goto fail;
 	return msg;
 fail:
@@ -152,6 +153,45 @@ static int parse_msg(struct nl_msg *msg, struct nlattr **tb)
 {
 	return genlmsg_parse(nlmsg_hdr(msg), 0, tb, RMBD_CLIENT_ATTR_MAX,
 			     NULL);
+}
+
+/* An export as the target fills it: hosts nested, any_host a flag. */
+static void test_export_info(void)
+{
+	struct nlattr *tb[RMBD_TARGET_ATTR_MAX + 1];
+	struct nl_msg *msg = nlmsg_alloc();
+	struct rmbd_export_info e;
+	struct nlattr *nest;
+	bool ok = false;
+
+	memset(&e, 0xa5, sizeof(e));
+	if (msg && genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, 43, 0, 0,
+			       RMBD_TARGET_CMD_EXPORT_GET, 1) &&
+	    !nla_put_string(msg, RMBD_TARGET_ATTR_EXPORT_NAME, "foo") &&
+	    (nest = nla_nest_start(msg, RMBD_TARGET_ATTR_EXPORT_HOSTS)) &&
+	    !nla_put_string(msg, RMBD_TARGET_ATTR_HOST, "h1") &&
+	    !nla_put_string(msg, RMBD_TARGET_ATTR_HOST, "nqn.x:h2") &&
+	    !nla_put_u32(msg, RMBD_TARGET_ATTR_EXPORT_SESSIONS, 7) &&
+	    !nla_nest_end(msg, nest) &&
+	    !genlmsg_parse(nlmsg_hdr(msg), 0, tb, RMBD_TARGET_ATTR_MAX, NULL))
+		ok = !rmbd_parse_export(tb, &e);
+	/* An attribute of another type in the nest is skipped. */
+	check(ok && !strcmp(e.name, "foo") && !e.any_host && e.nr_hosts == 2 &&
+	      !strcmp(e.hosts[0], "h1") && !strcmp(e.hosts[1], "nqn.x:h2") &&
+	      !e.sessions,
+	      "export info: two hosts from the nest, not any_host");
+	nlmsg_free(msg);
+
+	msg = nlmsg_alloc();
+	ok = false;
+	memset(&e, 0xa5, sizeof(e));
+	if (msg && genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, 43, 0, 0,
+			       RMBD_TARGET_CMD_EXPORT_GET, 1) &&
+	    !nla_put_flag(msg, RMBD_TARGET_ATTR_EXPORT_ANY_HOST) &&
+	    !genlmsg_parse(nlmsg_hdr(msg), 0, tb, RMBD_TARGET_ATTR_MAX, NULL))
+		ok = !rmbd_parse_export(tb, &e);
+	check(ok && e.any_host && !e.nr_hosts, "export info: any_host, no hosts");
+	nlmsg_free(msg);
 }
 
 static void test_dev_info(bool old)
@@ -169,13 +209,14 @@ static void test_dev_info(bool old)
 	if (old)
 		check(ok && d.state == RMBD_DEV_STATE_FAILED &&
 		      !d.reconnect_delay && !d.loss_timeout &&
-		      !d.nr_reconnects && !d.shared,
+		      !d.nr_reconnects && !d.shared && !d.host[0],
 		      "dev info of an old kernel: reconnect fields 0, not shared");
 	else
 		check(ok && d.state == RMBD_DEV_STATE_RECONNECTING &&
 		      d.reconnect_delay == 5 && d.loss_timeout == 300 &&
-		      d.nr_reconnects == 3 && d.shared,
-		      "dev info: reconnecting, delay 5, loss 300, reconnects 3, shared");
+		      d.nr_reconnects == 3 && d.shared &&
+		      !strcmp(d.host, "rmbd:uuid:0a"),
+		      "dev info: reconnecting, delay 5, loss 300, reconnects 3, shared, host");
 	printf("# state %u reconnect_delay %u loss_timeout %u reconnects %u\n",
 	       d.state, d.reconnect_delay, d.loss_timeout, d.nr_reconnects);
 	nlmsg_free(msg);
@@ -625,6 +666,7 @@ int main(void)
 		      desc);
 	}
 
+	test_export_info();
 	test_dev_info(false);
 	test_dev_info(true);
 	test_parse_events();

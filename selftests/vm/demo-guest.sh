@@ -21,7 +21,8 @@ say "Soft-RoCE: rxe0 over the dummy netdev d0 ($RMBD_ADDR)"
 run rdma link show
 
 say "Target side: export 1 GiB of RAM as 'demo' and listen on $RMBD_ADDR:$RMBD_PORT"
-run rmbd export add demo size 1G
+run rmbd host
+run rmbd export add demo size 1G hosts "$(rmbd host)"
 run rmbd listener add "$RMBD_ADDR"
 run rmbd export show
 run rmbd listener show
@@ -109,7 +110,7 @@ run cat /proc/swaps
 [[ $(wc -l < /proc/swaps) -le 1 ]] || fail "swap already in use: $(tail -n +2 /proc/swaps)"
 
 say "A second export, 'swap', of 512 MiB; mkswap and swapon on its device"
-run rmbd export add swap size 512M
+run rmbd export add swap size 512M hosts "$(rmbd host)"
 printf '$ rmbd dev connect addr %s export swap\n' "$RMBD_ADDR"
 dev=$(rmbd dev connect addr "$RMBD_ADDR" export swap)
 echo "$dev"

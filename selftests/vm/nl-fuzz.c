@@ -639,12 +639,13 @@ static void hexdump(const unsigned char *b, size_t len, size_t max)
 /* ---- the families, as the kernel's policies and ops describe them ---- */
 
 /* Policy types, as in the kernel's nla_policy tables. */
-enum ptype { P_UNSPEC, P_U8, P_U16, P_U32, P_U64, P_STR, P_FLAG, P_REJECT };
+enum ptype { P_UNSPEC, P_U8, P_U16, P_U32, P_U64, P_STR, P_FLAG, P_REJECT,
+	     P_NEST };
 
 /* What the generator puts in an attribute. */
 enum vclass {
 	V_RAW, V_NAME, V_SIZE, V_SLAB, V_ADDR, V_PORT, V_INDEX, V_IOQ,
-	V_POLLQ, V_DEPTH, V_DELAY, V_LOSS, V_FLAG,
+	V_POLLQ, V_DEPTH, V_DELAY, V_LOSS, V_FLAG, V_HOST,
 };
 
 #define CK_MIN	1
@@ -656,6 +657,7 @@ struct apol {
 	uint8_t check;		/* CK_MIN, CK_MAX */
 	uint64_t min, max;
 	enum vclass v;
+	const struct apol *nest;	/* P_NEST: the inner policy */
 };
 
 #define POL_STR(l, vc)	{ .type = P_STR, .len = (l), .v = (vc) }
@@ -668,6 +670,12 @@ struct apol {
 #define POL_MAX(t, hi, vc) \
 	{ .type = (t), .check = CK_MAX, .max = (hi), .v = (vc) }
 #define POL_REJECT	{ .type = P_REJECT }
+#define POL_NEST(pol)	{ .type = P_NEST, .nest = (pol) }
+
+/* Mirrors rmbd_t_host_policy: what an EXPORT_HOSTS nest may hold. */
+static const struct apol target_host_pol[RMBD_TARGET_ATTR_MAX + 1] = {
+	[RMBD_TARGET_ATTR_HOST]		= POL_STR(RMBD_HOST_MAX - 1, V_HOST),
+};
 
 /* Mirrors rmbd_t_policy in kmod/target/netlink.c. */
 static const struct apol target_pol[RMBD_TARGET_ATTR_MAX + 1] = {
@@ -687,6 +695,10 @@ static const struct apol target_pol[RMBD_TARGET_ATTR_MAX + 1] = {
 	[RMBD_TARGET_ATTR_EVENT]	= POL_REJECT,
 	[RMBD_TARGET_ATTR_SESSION_ID]	= POL_REJECT,
 	[RMBD_TARGET_ATTR_SESSION_PEER]	= POL_REJECT,
+	[RMBD_TARGET_ATTR_EXPORT_ANY_HOST] = POL_INT(P_FLAG, V_FLAG),
+	[RMBD_TARGET_ATTR_HOST]		= POL_STR(RMBD_HOST_MAX - 1, V_HOST),
+	[RMBD_TARGET_ATTR_EXPORT_HOSTS]	= POL_NEST(target_host_pol),
+	[RMBD_TARGET_ATTR_SESSION_HOST]	= POL_REJECT,
 };
 
 /* Mirrors rmbd_c_policy in kmod/client/netlink.c. */
@@ -716,6 +728,7 @@ static const struct apol client_pol[RMBD_CLIENT_ATTR_MAX + 1] = {
 	[RMBD_CLIENT_ATTR_NR_RECONNECTS] = POL_REJECT,
 	[RMBD_CLIENT_ATTR_EVENT]	= POL_REJECT,
 	[RMBD_CLIENT_ATTR_SHARED]	= POL_INT(P_FLAG, V_FLAG),
+	[RMBD_CLIENT_ATTR_HOST]		= POL_STR(RMBD_HOST_MAX - 1, V_HOST),
 };
 
 enum effect { E_NONE, E_CREATE, E_DELETE };
@@ -727,13 +740,18 @@ struct op {
 	bool reply;		/* a doit that succeeds replies */
 	enum effect effect;
 	uint16_t req[2];	/* required, in the order checked */
-	uint16_t opt[7];
+	uint16_t opt[8];
 };
 
 static const struct op target_ops[] = {
 	{ RMBD_TARGET_CMD_EXPORT_ADD, true, false, true, E_CREATE,
 	  { RMBD_TARGET_ATTR_EXPORT_NAME, RMBD_TARGET_ATTR_EXPORT_SIZE },
-	  { RMBD_TARGET_ATTR_EXPORT_SLAB_SIZE } },
+	  { RMBD_TARGET_ATTR_EXPORT_SLAB_SIZE, RMBD_TARGET_ATTR_EXPORT_ANY_HOST,
+	    RMBD_TARGET_ATTR_EXPORT_HOSTS } },
+	{ RMBD_TARGET_CMD_EXPORT_HOST_ADD, true, false, false, E_NONE,
+	  { RMBD_TARGET_ATTR_EXPORT_NAME, RMBD_TARGET_ATTR_HOST } },
+	{ RMBD_TARGET_CMD_EXPORT_HOST_DEL, true, false, false, E_NONE,
+	  { RMBD_TARGET_ATTR_EXPORT_NAME, RMBD_TARGET_ATTR_HOST } },
 	{ RMBD_TARGET_CMD_EXPORT_DEL, true, false, false, E_DELETE,
 	  { RMBD_TARGET_ATTR_EXPORT_NAME }, { RMBD_TARGET_ATTR_EXPORT_FORCE } },
 	{ RMBD_TARGET_CMD_EXPORT_GET, true, true, true, E_NONE,
@@ -753,7 +771,7 @@ static const struct op client_ops[] = {
 	  { RMBD_CLIENT_ATTR_PORT, RMBD_CLIENT_ATTR_NR_IO_QUEUES,
 	    RMBD_CLIENT_ATTR_NR_POLL_QUEUES, RMBD_CLIENT_ATTR_QUEUE_DEPTH,
 	    RMBD_CLIENT_ATTR_RECONNECT_DELAY, RMBD_CLIENT_ATTR_LOSS_TIMEOUT,
-	    RMBD_CLIENT_ATTR_SHARED } },
+	    RMBD_CLIENT_ATTR_SHARED, RMBD_CLIENT_ATTR_HOST } },
 	{ RMBD_CLIENT_CMD_DEV_DISCONNECT, true, false, false, E_DELETE,
 	  { RMBD_CLIENT_ATTR_DEV_INDEX }, { RMBD_CLIENT_ATTR_FORCE } },
 	{ RMBD_CLIENT_CMD_DEV_GET, true, true, true, E_NONE,
@@ -1337,6 +1355,22 @@ static int name_check(const char *s)
 	return ret;
 }
 
+/* rmbd_valid_host(): 1..127 of [A-Za-z0-9._:-], no leading '.' or '-'. */
+static bool host_ok(const char *s)
+{
+	size_t i, n = strnlen(s, RMBD_HOST_MAX);
+
+	if (!n || n >= RMBD_HOST_MAX || s[0] == '.' || s[0] == '-')
+		return false;
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (!kernel_alnum(c) && !strchr("._:-", c))
+			return false;
+	}
+	return true;
+}
+
 static int fixed_len(enum ptype t)
 {
 	switch (t) {
@@ -1360,19 +1394,16 @@ static uint64_t get_uint(const unsigned char *d, int len)
 }
 
 /*
- * __nla_validate_parse() with NL_VALIDATE_STRICT over the attributes of
- * message H, and validate_nla() for each: false (and X_ERR) at the first
- * the kernel refuses.
+ * __nla_validate_parse() with NL_VALIDATE_STRICT over the REM bytes of
+ * attributes at OFF in message H, and validate_nla() for each, against
+ * POL (maxtype MAXATTR): false (and X_ERR) at the first the kernel
+ * refuses.  The offsets of the top level's attributes go to TB (NULL for
+ * a nest's).
  */
-static bool model_attrs(const unsigned char *h, uint32_t nl,
-			const struct family *f, struct expect *x)
+static bool model_stream(const unsigned char *h, uint32_t off, int rem,
+			 const struct apol *pol, int maxattr,
+			 struct expect *x, int *tb)
 {
-	uint32_t off = NL_HDRS;
-	int rem = (int)nl - NL_HDRS;
-	int i;
-
-	for (i = 0; i <= f->maxattr; i++)
-		x->tb[i] = -1;
 	while (rem >= NLA_HDRLEN) {
 		uint16_t alen = get16(h + off), raw = get16(h + off + 2);
 		int type = raw & NLA_TYPE_MASK, dlen = alen - NLA_HDRLEN;
@@ -1382,16 +1413,21 @@ static bool model_attrs(const unsigned char *h, uint32_t nl,
 
 		if (alen < NLA_HDRLEN || alen > rem)
 			break;
-		if (type == 0 || type > f->maxattr) {
+		if (type == 0 || type > maxattr) {
 			refuse(x, EINVAL, off, true, "unknown attribute type");
 			return false;
 		}
-		p = &f->pol[type];
+		p = &pol[type];
 		if (fixed_len(p->type) && dlen != fixed_len(p->type)) {
 			refuse(x, EINVAL, off, true, "attribute of the wrong length");
 			return false;
 		}
-		if ((raw & NLA_F_NESTED) && p->type != P_UNSPEC) {
+		if (p->type == P_NEST && !(raw & NLA_F_NESTED)) {
+			refuse(x, EINVAL, off, true, "NLA_F_NESTED is missing");
+			return false;
+		}
+		if ((raw & NLA_F_NESTED) && p->type != P_UNSPEC &&
+		    p->type != P_NEST) {
 			refuse(x, EINVAL, off, true, "NLA_F_NESTED not expected");
 			return false;
 		}
@@ -1417,6 +1453,17 @@ static bool model_attrs(const unsigned char *h, uint32_t nl,
 				return false;
 			}
 			break;
+		case P_NEST:
+			if (!dlen)
+				break;
+			if (dlen < NLA_HDRLEN) {
+				refuse(x, ERANGE, off, true, "nest too short");
+				return false;
+			}
+			if (!model_stream(h, off + NLA_HDRLEN, dlen, p->nest,
+					  maxattr, x, NULL))
+				return false;
+			break;
 		default:
 			v = get_uint(d, dlen);
 			if (((p->check & CK_MIN) && v < p->min) ||
@@ -1425,7 +1472,8 @@ static bool model_attrs(const unsigned char *h, uint32_t nl,
 				return false;
 			}
 		}
-		x->tb[type] = (int)off;
+		if (tb)
+			tb[type] = (int)off;
 		off += NLA_ALIGN(alen);
 		rem -= NLA_ALIGN(alen);
 	}
@@ -1434,6 +1482,18 @@ static bool model_attrs(const unsigned char *h, uint32_t nl,
 		return false;
 	}
 	return true;
+}
+
+/* The attributes of message H, as genl_family_rcv_msg() parses them. */
+static bool model_attrs(const unsigned char *h, uint32_t nl,
+			const struct family *f, struct expect *x)
+{
+	int i;
+
+	for (i = 0; i <= f->maxattr; i++)
+		x->tb[i] = -1;
+	return model_stream(h, NL_HDRS, (int)nl - NL_HDRS, f->pol, f->maxattr,
+			    x, x->tb);
 }
 
 static const char *tb_str(const unsigned char *h, const struct expect *x,
@@ -1486,6 +1546,50 @@ static bool model_addr(const unsigned char *h, struct expect *x)
 	return false;
 }
 
+static int host_attr(const struct expect *x)
+{
+	return x->fam == CLIENT ? RMBD_CLIENT_ATTR_HOST : RMBD_TARGET_ATTR_HOST;
+}
+
+/*
+ * rmbd_t_parse_hosts() over an EXPORT_HOSTS nest the policy took (only
+ * HOST attributes, NUL-terminated): true when it refuses.
+ */
+static bool model_hosts(const unsigned char *h, struct expect *x)
+{
+	uint32_t off = (uint32_t)x->tb[RMBD_TARGET_ATTR_EXPORT_HOSTS];
+	int rem = get16(h + off) - NLA_HDRLEN, n = 0, i;
+	uint32_t seen[RMBD_MAX_EXPORT_HOSTS];
+	const char *s;
+
+	off += NLA_HDRLEN;
+	while (rem >= NLA_HDRLEN) {
+		uint16_t alen = get16(h + off);
+
+		if (alen < NLA_HDRLEN || alen > rem)
+			break;
+		s = (const char *)h + off + NLA_HDRLEN;
+		if (n >= RMBD_MAX_EXPORT_HOSTS) {
+			refuse(x, ENOSPC, off, true, "more than 16 hosts");
+			return true;
+		}
+		if (!host_ok(s)) {
+			refuse(x, EINVAL, off, true, "invalid host identity");
+			return true;
+		}
+		for (i = 0; i < n; i++) {
+			if (!strcmp((const char *)h + seen[i] + NLA_HDRLEN, s)) {
+				refuse(x, EINVAL, off, true, "a host named twice");
+				return true;
+			}
+		}
+		seen[n++] = off;
+		off += NLA_ALIGN(alen);
+		rem -= NLA_ALIGN(alen);
+	}
+	return false;
+}
+
 /* The checks a doit makes before it touches anything. */
 static void model_doit(const unsigned char *h, struct expect *x)
 {
@@ -1513,6 +1617,21 @@ static void model_doit(const unsigned char *h, struct expect *x)
 		if (rc == 2)
 			x->known = K_NAME;
 	}
+	if (x->fam == TARGET &&
+	    (x->cmd == RMBD_TARGET_CMD_EXPORT_HOST_ADD ||
+	     x->cmd == RMBD_TARGET_CMD_EXPORT_HOST_DEL) &&
+	    (x->tb[RMBD_TARGET_ATTR_EXPORT_HOSTS] >= 0 ||
+	     x->tb[RMBD_TARGET_ATTR_EXPORT_ANY_HOST] >= 0)) {
+		refuse(x, EINVAL, -1, true, "hosts or any_host on a host command");
+		return;
+	}
+	/* rmbd_c_connect() and rmbd_t_export_host(): before anything else. */
+	if (((x->fam == CLIENT && x->cmd == RMBD_CLIENT_CMD_DEV_CONNECT) ||
+	     (x->fam == TARGET && x->cmd == RMBD_TARGET_CMD_EXPORT_HOST_ADD)) &&
+	    x->tb[host_attr(x)] >= 0 && !host_ok(tb_str(h, x, host_attr(x)))) {
+		refuse(x, EINVAL, x->tb[host_attr(x)], true, "invalid host identity");
+		return;
+	}
 	if (model_addr(h, x))
 		return;
 	if (x->fam == TARGET && x->cmd == RMBD_TARGET_CMD_EXPORT_ADD) {
@@ -1536,6 +1655,14 @@ static void model_doit(const unsigned char *h, struct expect *x)
 			refuse(x, E2BIG, -1, true, "too many slabs");
 			return;
 		}
+		if (x->tb[RMBD_TARGET_ATTR_HOST] >= 0) {
+			refuse(x, EINVAL, x->tb[RMBD_TARGET_ATTR_HOST], true,
+			       "a top-level host on export add");
+			return;
+		}
+		if (x->tb[RMBD_TARGET_ATTR_EXPORT_HOSTS] >= 0 &&
+		    model_hosts(h, x))
+			return;
 	}
 	x->kind = X_DO;
 }

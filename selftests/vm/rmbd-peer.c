@@ -2,7 +2,7 @@
 /*
  * rmbd-peer: a userspace client of an rmbd target, for the VM tests.
  *
- * It speaks version 1 of the wire protocol (Documentation/protocol.rst) on
+ * It speaks version 2 of the wire protocol (Documentation/protocol.rst) on
  * an admin queue, as rmbd-client does, and runs a list of steps taken from
  * the table below: connect, OPEN, MAP, keepalives, CLOSE, or silence.  A
  * test says what the peer does and checks what the target did about it:
@@ -98,6 +98,7 @@ struct peer {
 	const char *addr;
 	const char *port;
 	const char *export;
+	const char *host;		/* --host; NULL: none */
 	unsigned int seconds;
 	long interval_ms;		/* < 0: a third of the timeout */
 
@@ -662,6 +663,11 @@ static int act_open(struct peer *p, const char *arg)
 	/* A name of 64 characters or more goes without its NUL. */
 	n = strlen(name);
 	memcpy(req->name, name, n < RMBD_NAME_LEN ? n : RMBD_NAME_LEN);
+	/* Likewise a host identity of 128 characters or more. */
+	if (p->host) {
+		n = strlen(p->host);
+		memcpy(req->host, p->host, n < RMBD_HOST_LEN ? n : RMBD_HOST_LEN);
+	}
 	ret = xfer(p, RMBD_OP_OPEN, sizeof(*req), buf, sizeof(*rsp));
 	if (ret)
 		return xfer_failed(p, ret, "OPEN");
@@ -957,12 +963,14 @@ static void print_usage(FILE *f)
 	size_t i;
 
 	fprintf(f,
-		"usage: rmbd-peer --addr ADDR [--port PORT] [--export NAME] [--seconds N]\n"
+		"usage: rmbd-peer --addr ADDR [--port PORT] [--export NAME] [--host ID]\n"
+		"                 [--seconds N]\n"
 		"                 [--interval-ms MS] [--map]\n"
 		"                 { --open-then silent|keepalive|close | --keepalive |\n"
 		"                   --do STEP[:ARG][,STEP[:ARG]...] }\n"
 		"  --open-then MODE   connect, open, map (with --map), then MODE\n"
 		"  --keepalive        --open-then keepalive\n"
+		"  --host ID          the host identity OPEN gives (default: none)\n"
 		"  --seconds N        how long silent and keepalive hold (default 10)\n"
 		"  --interval-ms MS   keepalive interval (default: a third of the\n"
 		"                     target's session timeout)\n"
@@ -978,6 +986,7 @@ int main(int argc, char **argv)
 		{ "addr", required_argument, NULL, 'a' },
 		{ "port", required_argument, NULL, 'p' },
 		{ "export", required_argument, NULL, 'e' },
+		{ "host", required_argument, NULL, 'H' },
 		{ "seconds", required_argument, NULL, 's' },
 		{ "interval-ms", required_argument, NULL, 'i' },
 		{ "map", no_argument, NULL, 'm' },
@@ -999,7 +1008,7 @@ int main(int argc, char **argv)
 	int c, i, n = 0, ret = 0;
 	unsigned long v;
 
-	while ((c = getopt_long(argc, argv, "a:p:e:s:i:mo:kd:h", opts,
+	while ((c = getopt_long(argc, argv, "a:p:e:H:s:i:mo:kd:h", opts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'a':
@@ -1010,6 +1019,9 @@ int main(int argc, char **argv)
 			break;
 		case 'e':
 			p.export = optarg;
+			break;
+		case 'H':
+			p.host = optarg;
 			break;
 		case 's':
 		case 'i':

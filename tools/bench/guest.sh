@@ -212,7 +212,8 @@ setup_rmbd() {
 	[[ -x $RMBD_BIN ]] || { why="tools/rmbd not built"; return 1; }
 	rmbd_modules_loaded || try "loading the rmbd modules" rmbd_load_modules || return 1
 	rmbd_modules_loaded || { why="the rmbd modules are not loaded"; return 1; }
-	try "rmbd export add" "$RMBD_BIN" export add bench size "$size" > /dev/null || return 1
+	try "rmbd export add" "$RMBD_BIN" export add bench size "$size" \
+		hosts "$("$RMBD_BIN" host)" > /dev/null || return 1
 	try "rmbd listener add" "$RMBD_BIN" listener add "$RMBD_ADDR" > /dev/null || return 1
 	[[ -n $queues ]] && args+=(queues "$queues")
 	[[ -n $depth ]] && args+=(depth "$depth")

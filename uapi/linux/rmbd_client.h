@@ -20,6 +20,7 @@
 #ifndef RMBD_EXPORT_NAME_MAX
 #define RMBD_EXPORT_NAME_MAX		64	/* including the NUL */
 #define RMBD_ADDR_MAX			64	/* including the NUL */
+#define RMBD_HOST_MAX			128	/* including the NUL */
 #endif
 
 #define RMBD_MAX_IO_QUEUES		256
@@ -30,7 +31,7 @@
  * enum rmbd_client_cmd - commands of the rmbd_client family
  * @RMBD_CLIENT_CMD_DEV_CONNECT: connect to ADDR, [PORT], EXPORT_NAME,
  *	[NR_IO_QUEUES], [NR_POLL_QUEUES], [QUEUE_DEPTH], [RECONNECT_DELAY],
- *	[LOSS_TIMEOUT].  Replies with the new device.
+ *	[LOSS_TIMEOUT], [SHARED], [HOST].  Replies with the new device.
  * @RMBD_CLIENT_CMD_DEV_DISCONNECT: remove device DEV_INDEX, [FORCE].  A
  *	device held open exclusively (mounted, swap, a stacked device) is
  *	refused with -EBUSY unless FORCE is set; its I/O then fails.
@@ -125,6 +126,10 @@ enum rmbd_dev_event {
  * @RMBD_CLIENT_ATTR_NR_RECONNECTS: u32, output: times the connection was
  *	restored
  * @RMBD_CLIENT_ATTR_EVENT: u8, output of DEV_EVENT: enum rmbd_dev_event
+ * @RMBD_CLIENT_ATTR_HOST: string, DEV_CONNECT: the host identity to give
+ *	the target (1..127 bytes of [A-Za-z0-9._:-], not starting with a dot
+ *	or a dash); without it, none, which only an export that allows any
+ *	host takes.  Output: the identity given, "" for none.
  * @RMBD_CLIENT_ATTR_SHARED: flag, DEV_CONNECT even when another device of
  *	this host is connected, connecting or reconnecting to the same
  *	export of the same target (address and port); without it such a
@@ -150,6 +155,7 @@ enum rmbd_client_attr {
 	RMBD_CLIENT_ATTR_NR_RECONNECTS,
 	RMBD_CLIENT_ATTR_EVENT,
 	RMBD_CLIENT_ATTR_SHARED,
+	RMBD_CLIENT_ATTR_HOST,
 
 	__RMBD_CLIENT_ATTR_MAX,
 	RMBD_CLIENT_ATTR_MAX = __RMBD_CLIENT_ATTR_MAX - 1

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
 /*
- * rmbd wire protocol, version 1.
+ * rmbd wire protocol, version 2.
  *
  * A session is one admin queue and N I/O queues, each an RC queue pair set
  * up through rdma_cm.  The CM private data identifies the queue; the admin
@@ -16,10 +16,10 @@
 #include <linux/types.h>
 
 #define RMBD_PROTO_MAGIC	0x44424d52	/* "RMBD" on the wire */
-#define RMBD_PROTO_VERSION	1
+#define RMBD_PROTO_VERSION	2
 
 /* Every admin message fits in a buffer of this size. */
-#define RMBD_MSG_SIZE		128
+#define RMBD_MSG_SIZE		256
 
 /* Bounds of struct rmbd_cm_req: qid and queue_depth. */
 #define RMBD_MAX_IO_QUEUES_WIRE		256
@@ -133,17 +133,27 @@ struct rmbd_msg_hdr {
 };
 
 #define RMBD_NAME_LEN		64
+#define RMBD_HOST_LEN		128
 
 /**
  * struct rmbd_open_req - open an export
  * @hdr: header, opcode RMBD_OP_OPEN
  * @name: export name, NUL padded; must contain a NUL
+ * @host: the client's host identity, NUL padded; must contain a NUL; 1 to
+ *	127 characters of [A-Za-z0-9._:-], or empty for none (only an
+ *	export that allows any host takes a host without identity)
+ * @flags: zero (read-only and shared opens are to come)
  * @reserved: zero
+ * @challenge: zero (authentication is to come: the client's challenge,
+ *	which the target answers after the client answered the target's)
  */
 struct rmbd_open_req {
 	struct rmbd_msg_hdr	hdr;
 	char			name[RMBD_NAME_LEN];
-	__u8			reserved[8];
+	char			host[RMBD_HOST_LEN];
+	__le32			flags;
+	__u8			reserved[4];
+	__u8			challenge[32];
 };
 
 /**
@@ -159,6 +169,10 @@ struct rmbd_open_req {
  * @export_id: random, fixed for the export's life: a client that
  *	reconnects and finds another id knows the contents it had are gone
  *	(the export was deleted and created again, or the target restarted)
+ * @flags: zero (authentication is to come: a challenge to answer before
+ *	any MAP)
+ * @reserved: zero
+ * @challenge: zero
  */
 struct rmbd_open_rsp {
 	struct rmbd_msg_hdr	hdr;
@@ -167,6 +181,9 @@ struct rmbd_open_rsp {
 	__le32			nr_slabs;
 	__le32			session_timeout_ms;
 	__le64			export_id;
+	__le32			flags;
+	__le32			reserved;
+	__u8			challenge[32];
 };
 
 /**

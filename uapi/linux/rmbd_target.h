@@ -20,7 +20,14 @@
 #ifndef RMBD_EXPORT_NAME_MAX
 #define RMBD_EXPORT_NAME_MAX		64	/* including the NUL */
 #define RMBD_ADDR_MAX			64	/* including the NUL */
+#define RMBD_HOST_MAX			128	/* including the NUL */
 #endif
+
+/*
+ * Hosts an export may name: few enough that an export with all of them
+ * at their longest fits one netlink message of the default size.
+ */
+#define RMBD_MAX_EXPORT_HOSTS		16
 
 /* Default and bounds of the slab size, in bytes. */
 #define RMBD_DEFAULT_SLAB_SIZE		(64ULL << 20)
@@ -29,8 +36,8 @@
 
 /**
  * enum rmbd_target_cmd - commands of the rmbd_target family
- * @RMBD_TARGET_CMD_EXPORT_ADD: allocate an export: NAME, SIZE, [SLAB_SIZE].
- *	Replies with the new export.
+ * @RMBD_TARGET_CMD_EXPORT_ADD: allocate an export: NAME, SIZE, [SLAB_SIZE],
+ *	[EXPORT_ANY_HOST], [EXPORT_HOSTS].  Replies with the new export.
  * @RMBD_TARGET_CMD_EXPORT_DEL: delete an export: NAME, [FORCE].  An export
  *	with sessions is refused (-EBUSY) unless FORCE is set, in which case
  *	its sessions are torn down first.
@@ -39,8 +46,12 @@
  * @RMBD_TARGET_CMD_LISTENER_DEL: stop listening on ADDR, [PORT].
  * @RMBD_TARGET_CMD_LISTENER_GET: dump listeners.
  * @RMBD_TARGET_CMD_SESSION_EVENT: notification only, to the
- *	RMBD_TARGET_MCGRP_EVENTS group: EVENT, SESSION_ID, SESSION_PEER and
- *	EXPORT_NAME of a client session that came up or went down.
+ *	RMBD_TARGET_MCGRP_EVENTS group: EVENT, SESSION_ID, SESSION_PEER,
+ *	SESSION_HOST and EXPORT_NAME of a client session that came up or
+ *	went down.
+ * @RMBD_TARGET_CMD_EXPORT_HOST_ADD: allow host HOST to open export NAME.
+ * @RMBD_TARGET_CMD_EXPORT_HOST_DEL: no longer allow host HOST to open
+ *	export NAME; its sessions on the export end.
  */
 enum rmbd_target_cmd {
 	RMBD_TARGET_CMD_UNSPEC,
@@ -51,6 +62,8 @@ enum rmbd_target_cmd {
 	RMBD_TARGET_CMD_LISTENER_DEL,
 	RMBD_TARGET_CMD_LISTENER_GET,
 	RMBD_TARGET_CMD_SESSION_EVENT,
+	RMBD_TARGET_CMD_EXPORT_HOST_ADD,
+	RMBD_TARGET_CMD_EXPORT_HOST_DEL,
 
 	__RMBD_TARGET_CMD_MAX,
 	RMBD_TARGET_CMD_MAX = __RMBD_TARGET_CMD_MAX - 1
@@ -93,6 +106,16 @@ enum rmbd_session_event {
  * @RMBD_TARGET_ATTR_SESSION_ID: u64, output: the session's id
  * @RMBD_TARGET_ATTR_SESSION_PEER: string, output: the client's address and
  *	port, e.g. "10.0.0.2:41234" or "[fe80::1]:41234"
+ * @RMBD_TARGET_ATTR_EXPORT_ANY_HOST: flag, EXPORT_ADD: any host may open
+ *	the export, even one without identity; output: it was created so.
+ *	An export without it takes only the hosts it names.
+ * @RMBD_TARGET_ATTR_HOST: string, a host identity: 1..127 bytes of
+ *	[A-Za-z0-9._:-], not starting with a dot or a dash
+ * @RMBD_TARGET_ATTR_EXPORT_HOSTS: nested, HOST attributes: the hosts that
+ *	may open the export (at most RMBD_MAX_EXPORT_HOSTS); EXPORT_ADD
+ *	input, and output
+ * @RMBD_TARGET_ATTR_SESSION_HOST: string, output of SESSION_EVENT: the
+ *	host identity the client gave, "" for none
  */
 enum rmbd_target_attr {
 	RMBD_TARGET_ATTR_UNSPEC,
@@ -111,6 +134,10 @@ enum rmbd_target_attr {
 	RMBD_TARGET_ATTR_EVENT,
 	RMBD_TARGET_ATTR_SESSION_ID,
 	RMBD_TARGET_ATTR_SESSION_PEER,
+	RMBD_TARGET_ATTR_EXPORT_ANY_HOST,
+	RMBD_TARGET_ATTR_HOST,
+	RMBD_TARGET_ATTR_EXPORT_HOSTS,
+	RMBD_TARGET_ATTR_SESSION_HOST,
 
 	__RMBD_TARGET_ATTR_MAX,
 	RMBD_TARGET_ATTR_MAX = __RMBD_TARGET_ATTR_MAX - 1

@@ -252,6 +252,9 @@ calibrate() {	# ARGS...
 
 # ---- 1. export add -----------------------------------------------------
 
+# The host identity the exports a client connects to must allow.
+host=$(rmbd_cli host) || fail "no host identity"
+
 target_setup fi-conn 16M slab 4M
 
 calibrate export add fi-cal size 12M slab 4M
@@ -402,7 +405,7 @@ for f in "${funcs[@]}"; do
 		echo 1 > "$ff/verbose"
 		echo 0 > "$ff/verbose_ratelimit_interval_ms"
 		rc=0
-		timeout -k 5 120 "$RMBD_BIN" export add fi-ff size 8M slab 2M > /dev/null 2> "$tmp/err" || rc=$?
+		timeout -k 5 120 "$RMBD_BIN" export add fi-ff size 8M slab 2M hosts "$host" > /dev/null 2> "$tmp/err" || rc=$?
 		if (( rc == 0 )); then
 			out=$(timeout -k 5 120 "$RMBD_BIN" dev connect addr "$RMBD_ADDR" \
 				export fi-ff queues 2 depth 16 2> "$tmp/err") || rc=$?

@@ -38,7 +38,7 @@ rm -f /tmp/inuse.rand
 dev_disconnect "$dev"
 rmbd_ok export del dirty
 # The memory just freed is the likeliest to come back to the next export.
-rmbd_ok export add fresh size 64M > /dev/null
+rmbd_ok export add fresh size 64M hosts "$(rmbd_cli host)" > /dev/null
 dev=$(dev_connect fresh)
 dd if="/dev/$dev" of=/tmp/inuse.back bs=1M iflag=direct status=none || fail "reading /dev/$dev failed"
 got=$(stat -c %s /tmp/inuse.back)

@@ -20,7 +20,8 @@ require_peer
 out=/run/rmbd-hostile
 mkdir -p "$out"
 slab=$(( 2 << 20 ))
-target_setup hostile 6M slab 2M
+# rmbd-peer gives no host identity.
+target_setup hostile 6M slab 2M any_host
 checks=0
 
 # ---- slab addresses ---------------------------------------------------

@@ -164,10 +164,16 @@ wait_gone() {
 }
 
 # Start the target side: export NAME of SIZE and a listener (once).
+# The export allows this machine's host identity (rmbd host: the VMs
+# boot the host's root, so the guests share its /etc/machine-id), as an
+# administrator allows a client, unless the extra args say who may.
 target_setup() {	# NAME SIZE [extra export add args]
-	local name=$1 size=$2
+	local name=$1 size=$2 acl=()
 	shift 2
-	rmbd_ok export add "$name" size "$size" "$@" > /dev/null
+	if [[ " $* " != *" hosts "* && " $* " != *" any_host "* ]]; then
+		acl=(hosts "$(rmbd_cli host)") || fail "no host identity: $(rmbd_cli host 2>&1)"
+	fi
+	rmbd_ok export add "$name" size "$size" "${acl[@]}" "$@" > /dev/null
 	if ! rmbd_cli -j listener show | jq -e --arg a "$RMBD_ADDR" \
 			'.[] | select(.addr == $a)' > /dev/null; then
 		rmbd_ok listener add "$RMBD_ADDR" > /dev/null
