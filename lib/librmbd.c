@@ -431,6 +431,19 @@ static int rmbd_parse_export(struct nlattr **tb, void *arg)
 			nla_strlcpy(e->hosts[e->nr_hosts++], a, RMBD_HOST_MAX);
 		}
 	}
+	if (tb[RMBD_TARGET_ATTR_EXPORT_AUTH_HOSTS]) {
+		struct nlattr *a;
+		int rem;
+
+		nla_for_each_nested(a, tb[RMBD_TARGET_ATTR_EXPORT_AUTH_HOSTS],
+				    rem) {
+			if (nla_type(a) != RMBD_TARGET_ATTR_HOST ||
+			    e->nr_auth_hosts >= RMBD_MAX_EXPORT_HOSTS)
+				continue;
+			nla_strlcpy(e->auth_hosts[e->nr_auth_hosts++], a,
+				    RMBD_HOST_MAX);
+		}
+	}
 	return 0;
 }
 
@@ -495,7 +508,8 @@ int rmbd_export_add(struct rmbd_ctx *ctx, const char *name, uint64_t size,
 }
 
 static int rmbd_export_host(struct rmbd_ctx *ctx, uint8_t cmd,
-			    const char *name, const char *host)
+			    const char *name, const char *host,
+			    const uint8_t *secret, size_t secret_len)
 {
 	struct nl_msg *msg;
 	int ret;
@@ -506,23 +520,27 @@ static int rmbd_export_host(struct rmbd_ctx *ctx, uint8_t cmd,
 	ret = nla_put_string(msg, RMBD_TARGET_ATTR_EXPORT_NAME, name);
 	if (!ret)
 		ret = nla_put_string(msg, RMBD_TARGET_ATTR_HOST, host);
+	if (!ret && secret)
+		ret = nla_put(msg, RMBD_TARGET_ATTR_SECRET, (int)secret_len,
+			      secret);
 	if (rmbd_put_ret(msg, ret))
 		return -EMSGSIZE;
 	return rmbd_do(ctx, RMBD_FAM_TARGET, msg, NULL, NULL);
 }
 
 int rmbd_export_host_add(struct rmbd_ctx *ctx, const char *name,
-			 const char *host)
+			 const char *host, const uint8_t *secret,
+			 size_t secret_len)
 {
 	return rmbd_export_host(ctx, RMBD_TARGET_CMD_EXPORT_HOST_ADD, name,
-				host);
+				host, secret, secret_len);
 }
 
 int rmbd_export_host_del(struct rmbd_ctx *ctx, const char *name,
 			 const char *host)
 {
 	return rmbd_export_host(ctx, RMBD_TARGET_CMD_EXPORT_HOST_DEL, name,
-				host);
+				host, NULL, 0);
 }
 
 int rmbd_export_del(struct rmbd_ctx *ctx, const char *name, bool force)
@@ -735,6 +753,7 @@ static int rmbd_parse_dev_info(struct nlattr **tb, void *arg)
 	d->shared = tb[RMBD_CLIENT_ATTR_SHARED] != NULL;
 	if (tb[RMBD_CLIENT_ATTR_HOST])
 		nla_strlcpy(d->host, tb[RMBD_CLIENT_ATTR_HOST], sizeof(d->host));
+	d->auth = tb[RMBD_CLIENT_ATTR_AUTH] != NULL;
 	return 0;
 }
 
@@ -769,6 +788,9 @@ static int rmbd_put_connect_opts(struct nl_msg *msg,
 		ret = nla_put_flag(msg, RMBD_CLIENT_ATTR_SHARED);
 	if (!ret && opts->host && opts->host[0])
 		ret = nla_put_string(msg, RMBD_CLIENT_ATTR_HOST, opts->host);
+	if (!ret && opts->secret)
+		ret = nla_put(msg, RMBD_CLIENT_ATTR_SECRET, (int)opts->secret_len,
+			      opts->secret);
 	return ret;
 }
 
@@ -926,6 +948,7 @@ rmbd_client_event_policy[RMBD_CLIENT_ATTR_MAX + 1] = {
 	[RMBD_CLIENT_ATTR_EVENT]		= { .type = NLA_U8 },
 	[RMBD_CLIENT_ATTR_SHARED]		= { .type = NLA_FLAG },
 	[RMBD_CLIENT_ATTR_HOST]			= { .type = NLA_STRING },
+	[RMBD_CLIENT_ATTR_AUTH]			= { .type = NLA_FLAG },
 };
 
 static const struct nla_policy

@@ -49,6 +49,8 @@ struct rmbd_export_info {
 	bool any_host;			/* any host may open it */
 	uint32_t nr_hosts;		/* the hosts that may */
 	char hosts[RMBD_MAX_EXPORT_HOSTS][RMBD_HOST_MAX];
+	uint32_t nr_auth_hosts;		/* those of them with a secret */
+	char auth_hosts[RMBD_MAX_EXPORT_HOSTS][RMBD_HOST_MAX];
 };
 
 struct rmbd_export_opts {
@@ -77,9 +79,14 @@ int rmbd_export_create(struct rmbd_ctx *ctx,
 		       const struct rmbd_export_opts *opts,
 		       struct rmbd_export_info *out);
 int rmbd_export_del(struct rmbd_ctx *ctx, const char *name, bool force);
-/* Allow, or no longer allow (its sessions end), host to open export name. */
+/*
+ * Allow, or no longer allow (its sessions end), host to open export name.
+ * secret (NULL: none; else RMBD_SECRET_MIN..RMBD_SECRET_MAX bytes): the
+ * host must prove it has it.
+ */
 int rmbd_export_host_add(struct rmbd_ctx *ctx, const char *name,
-			 const char *host);
+			 const char *host, const uint8_t *secret,
+			 size_t secret_len);
 int rmbd_export_host_del(struct rmbd_ctx *ctx, const char *name,
 			 const char *host);
 int rmbd_export_get(struct rmbd_ctx *ctx, const char *name,
@@ -122,6 +129,7 @@ struct rmbd_dev_info {
 	uint32_t nr_reconnects;		/* times the connection was restored */
 	bool shared;			/* connected with opts.shared */
 	char host[RMBD_HOST_MAX];	/* the identity given, "" for none */
+	bool auth;			/* it authenticates */
 };
 
 struct rmbd_connect_opts {
@@ -145,7 +153,19 @@ struct rmbd_connect_opts {
 	bool shared;
 	/* The host identity to give; NULL: rmbd_host_default()'s. */
 	const char *host;
+	/* NULL, or the host's secret: authenticate both ways. */
+	const uint8_t *secret;
+	size_t secret_len;
 };
+
+/*
+ * A secret from a file: its first line, 64 to 128 hex digits (32 to 64
+ * bytes).  -EPERM when others than its owner may read the file, -EINVAL
+ * when the line is no such secret; *len is set to the bytes read.
+ */
+int rmbd_secret_read(const char *path, uint8_t *buf, size_t *len);
+/* A new random secret of len bytes (RMBD_SECRET_MIN..RMBD_SECRET_MAX). */
+int rmbd_secret_generate(uint8_t *buf, size_t len);
 
 /*
  * This machine's host identity: the first line of /etc/rmbd/hostid, or

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 
 #include "librmbd.h"
 
@@ -188,5 +190,62 @@ int rmbd_host_default(char *buf, size_t len)
 		 id + 12, id + 16, id + 20);
 	for (i = 0; buf[i]; i++)
 		buf[i] = (char)tolower((unsigned char)buf[i]);
+	return 0;
+}
+
+static int rmbd_hex(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = tolower(c);
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+int rmbd_secret_read(const char *path, uint8_t *buf, size_t *len)
+{
+	char line[2 * RMBD_SECRET_MAX + 2];
+	size_t i, n;
+	struct stat st;
+	FILE *f;
+	int ret = 0;
+
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	if (fstat(fileno(f), &st) || (st.st_mode & 077)) {
+		fclose(f);
+		return -EPERM;
+	}
+	if (!fgets(line, sizeof(line), f)) {
+		line[0] = '\0';
+		ret = -EINVAL;
+	}
+	fclose(f);
+	n = strcspn(line, "\n");
+	if (!ret && (n % 2 || n < 2 * RMBD_SECRET_MIN || n > 2 * RMBD_SECRET_MAX))
+		ret = -EINVAL;
+	for (i = 0; !ret && i < n / 2; i++) {
+		int hi = rmbd_hex((unsigned char)line[2 * i]);
+		int lo = rmbd_hex((unsigned char)line[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			ret = -EINVAL;
+		else
+			buf[i] = (uint8_t)(hi << 4 | lo);
+	}
+	memset(line, 0, sizeof(line));
+	if (!ret)
+		*len = n / 2;
+	return ret;
+}
+
+int rmbd_secret_generate(uint8_t *buf, size_t len)
+{
+	if (len < RMBD_SECRET_MIN || len > RMBD_SECRET_MAX)
+		return -EINVAL;
+	if (getrandom(buf, len, 0) != (ssize_t)len)
+		return -errno ? -errno : -EIO;
 	return 0;
 }

@@ -44,6 +44,7 @@ static void print_dev(const struct rmbd_dev_info *d)
 	print_bool(PRINT_ANY, "shared", "shared", d->shared);
 	print_string(d->host[0] ? PRINT_ANY : PRINT_JSON, "host", "host %s",
 		     d->host);
+	print_bool(PRINT_ANY, "auth", "auth", d->auth);
 	print_u64(opt.details ? PRINT_ANY : PRINT_JSON, "slab_size",
 		  "slab %" PRIu64, d->slab_size);
 	print_close_object();
@@ -56,7 +57,8 @@ static void dev_help(FILE *f)
 		"                        [ queues N ] [ pollq N ] [ depth N ]\n"
 		"                        [ reconnect_delay SECONDS ] "
 		"[ loss_timeout SECONDS ]\n"
-		"                        [ shared ] [ host HOST ]\n"
+		"                        [ shared ] [ host HOST ] "
+		"[ secret-file FILE ]\n"
 		"       rmbd dev disconnect DEV [ force ]\n"
 		"       rmbd dev [ show [ DEV ] ]\n"
 		"       rmbd dev help\n"
@@ -95,8 +97,11 @@ static int dev_connect(int argc, char **argv)
 		{ .name = "loss_timeout", .has_value = true },
 		{ .name = "shared" },
 		{ .name = "host", .has_value = true },
+		{ .name = "secret-file", .has_value = true },
 		{ }
 	};
+	uint8_t secret[RMBD_SECRET_MAX];
+	size_t secret_len = 0;
 	struct rmbd_connect_opts o = { 0 };
 	char host[RMBD_HOST_MAX];
 	struct rmbd_dev_info info;
@@ -141,6 +146,13 @@ static int dev_connect(int argc, char **argv)
 	if (kw[9].seen && !rmbd_valid_host(kw[9].value))
 		return usage_error("invalid host identity '%s'", kw[9].value);
 	o.host = kw[9].value;
+	if (kw[10].seen) {
+		ret = read_secret_kw(&kw[10], secret, &secret_len);
+		if (ret)
+			return ret;
+		o.secret = secret;
+		o.secret_len = secret_len;
+	}
 	o.addr = kw[0].value;
 	o.export_name = kw[1].value;
 
@@ -148,7 +160,10 @@ static int dev_connect(int argc, char **argv)
 	if (ret)
 		return ret;
 	ret = rmbd_dev_connect(ctx, &o, &info);
-	if (ret == -EACCES && (o.host || !rmbd_host_default(host, sizeof(host)))) {
+	if (ret == -EACCES &&
+	    !strcmp(rmbd_errmsg(ctx),
+		    "the target does not allow this host to use the export") &&
+	    (o.host || !rmbd_host_default(host, sizeof(host)))) {
 		/* The names the kernel's message cannot give. */
 		fprintf(stderr, "rmbd: failed to connect device: %s: host %s is not allowed to use export %s\n",
 			strerror(EACCES), o.host ? o.host : host, o.export_name);
@@ -163,6 +178,7 @@ static int dev_connect(int argc, char **argv)
 		ret = 0;
 	}
 	rmbd_close(ctx);
+	memset(secret, 0, sizeof(secret));
 	return ret;
 }
 

@@ -24,6 +24,8 @@ static void print_export(const struct rmbd_export_info *e)
 	print_bool(PRINT_ANY, "any_host", "any_host", e->any_host);
 	print_strings("hosts", "hosts", e->hosts[0], sizeof(e->hosts[0]),
 		      e->nr_hosts);
+	print_strings("auth_hosts", "auth", e->auth_hosts[0],
+		      sizeof(e->auth_hosts[0]), e->nr_auth_hosts);
 	print_close_object();
 }
 
@@ -33,7 +35,8 @@ static void export_help(FILE *f)
 		"Usage: rmbd export add NAME size SIZE [ slab SIZE ]\n"
 		"                       [ hosts HOST[,HOST...] | any_host ]\n"
 		"       rmbd export del NAME [ force ]\n"
-		"       rmbd export host { add | del } NAME HOST\n"
+		"       rmbd export host add NAME HOST [ secret-file FILE ]\n"
+		"       rmbd export host del NAME HOST\n"
 		"       rmbd export [ show [ NAME ] ]\n"
 		"       rmbd export help\n"
 		"where  NAME := 1-%d characters of [A-Za-z0-9._-], not "
@@ -203,10 +206,16 @@ static int export_show(int argc, char **argv)
 	return ret;
 }
 
-/* rmbd export host { add | del } NAME HOST */
+/* rmbd export host { add | del } NAME HOST [ secret-file FILE ] */
 static int export_host(int argc, char **argv)
 {
 	static const char *const verbs[] = { "add", "del", NULL };
+	struct keyword kw[] = {
+		{ .name = "secret-file", .has_value = true },
+		{ }
+	};
+	uint8_t secret[RMBD_SECRET_MAX];
+	size_t secret_len = 0;
 	struct rmbd_ctx *ctx;
 	int ret, verb;
 
@@ -225,7 +234,10 @@ static int export_host(int argc, char **argv)
 		return usage_error("missing host identity");
 	if (!rmbd_valid_host(argv[2]))
 		return usage_error("invalid host identity '%s'", argv[2]);
-	ret = no_more_args(argc - 3, argv + 3);
+	ret = verb ? no_more_args(argc - 3, argv + 3) :
+		     parse_keywords(kw, argc - 3, argv + 3);
+	if (!ret && kw[0].seen)
+		ret = read_secret_kw(&kw[0], secret, &secret_len);
 	if (ret)
 		return ret;
 
@@ -233,7 +245,9 @@ static int export_host(int argc, char **argv)
 	if (ret)
 		return ret;
 	ret = verb ? rmbd_export_host_del(ctx, argv[1], argv[2]) :
-		     rmbd_export_host_add(ctx, argv[1], argv[2]);
+		     rmbd_export_host_add(ctx, argv[1], argv[2],
+					  kw[0].seen ? secret : NULL, secret_len);
+	memset(secret, 0, sizeof(secret));
 	ret = ret < 0 ? request_error(ctx, verb ? "remove host" : "add host",
 				      ret) : 0;
 	rmbd_close(ctx);

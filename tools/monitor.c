@@ -67,6 +67,7 @@ static void print_dev_event(const struct rmbd_event *ev)
 	print_bool(print_detail(), "shared", "shared", d->shared);
 	print_string(d->host[0] ? print_detail() : PRINT_JSON, "host",
 		     "host %s", d->host);
+	print_bool(print_detail(), "auth", "auth", d->auth);
 	print_u64(print_detail(), "slab_size", "slab %" PRIu64, d->slab_size);
 	print_close_object();
 }

@@ -27,6 +27,7 @@ static const struct object *const objects[] = {
 	&dev_object,
 	&monitor_object,
 	&host_object,
+	&secret_object,
 	&help_object,
 	NULL
 };
@@ -35,7 +36,8 @@ static void main_help(FILE *f)
 {
 	fputs("Usage: rmbd [ OPTIONS ] OBJECT { COMMAND | help }\n"
 	      "       rmbd help [ OBJECT ]\n"
-	      "where  OBJECT := { export | listener | dev | monitor | host }\n"
+	      "where  OBJECT := { export | listener | dev | monitor | host |\n"
+	      "                   secret }\n"
 	      "       OPTIONS := { -j[son] | -p[retty] | -d[etails] |\n"
 	      "                    -V[ersion] | -h[elp] }\n", f);
 }

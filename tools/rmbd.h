@@ -50,6 +50,8 @@ int parse_size_kw(const struct keyword *kw, const char *what, bool zero_ok,
 int check_export_name(const char *name);
 int check_addr(const char *addr);
 int no_more_args(int argc, char **argv);
+/* The secret in the file of keyword kw (secret-file), or a usage error. */
+int read_secret_kw(const struct keyword *kw, uint8_t *buf, size_t *len);
 
 /* A growing array of what a list call returns, items of @size bytes. */
 struct vec {
@@ -79,5 +81,6 @@ extern const struct object listener_object;
 extern const struct object dev_object;
 extern const struct object monitor_object;
 extern const struct object host_object;
+extern const struct object secret_object;
 
 #endif /* _RMBD_TOOL_H */

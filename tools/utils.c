@@ -195,3 +195,19 @@ int vec_push(struct vec *vec, const void *item)
 	vec->n++;
 	return 0;
 }
+
+int read_secret_kw(const struct keyword *kw, uint8_t *buf, size_t *len)
+{
+	int ret = rmbd_secret_read(kw->value, buf, len);
+
+	if (ret == -EPERM)
+		return usage_error("secret file '%s' may be read by others than its owner (chmod 600)",
+				   kw->value);
+	if (ret == -EINVAL)
+		return usage_error("secret file '%s' does not start with a line of 64 to 128 hex digits",
+				   kw->value);
+	if (ret)
+		return usage_error("cannot read secret file '%s': %s",
+				   kw->value, strerror(-ret));
+	return 0;
+}

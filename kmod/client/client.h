@@ -121,6 +121,12 @@ struct rmbd_c_dev {
 	char			export_name[RMBD_EXPORT_NAME_MAX];
 	bool			shared;		/* connected with "shared" */
 	char			host[RMBD_HOST_MAX];	/* "" for none */
+	/*
+	 * NULL, or HMAC-SHA-256 keyed with the host's secret, made at
+	 * connect: every connect (reconnects too) authenticates both ways,
+	 * with nothing to allocate.
+	 */
+	struct crypto_shash	*auth_tfm;
 
 	u64			session_id;
 	u64			export_id;
@@ -215,6 +221,8 @@ struct rmbd_c_connect_args {
 	u16		port;
 	const char	*export_name;
 	const char	*host;		/* valid, or "" */
+	const u8	*secret;	/* NULL, or secret_len bytes */
+	unsigned int	secret_len;
 	u32		nr_io_queues;
 	u32		nr_poll_queues;
 	u32		queue_depth;

@@ -13,6 +13,8 @@
 #include <linux/sched/mm.h>
 #include <net/ipv6.h>
 #include <net/net_namespace.h>
+#include <crypto/hash.h>
+#include "auth.h"
 #include "client.h"
 
 DEFINE_MUTEX(rmbd_c_mutex);
@@ -631,7 +633,10 @@ struct rmbd_c_dev *rmbd_c_dev_find(int index)
 
 static void rmbd_c_dev_release(struct kref *ref)
 {
-	kfree(container_of(ref, struct rmbd_c_dev, ref));
+	struct rmbd_c_dev *dev = container_of(ref, struct rmbd_c_dev, ref);
+
+	crypto_free_shash(dev->auth_tfm);
+	kfree(dev);
 }
 
 static void rmbd_c_dev_put(struct rmbd_c_dev *dev)
@@ -715,6 +720,7 @@ int rmbd_c_dev_connect(const struct rmbd_c_connect_args *args, int *index,
 				   &dev->addr) : -EINVAL;
 	if (ret) {
 		*why = "not an IPv4 or IPv6 address";
+		crypto_free_shash(dev->auth_tfm);
 		kfree(dev);
 		return -EINVAL;
 	}
@@ -722,6 +728,15 @@ int rmbd_c_dev_connect(const struct rmbd_c_connect_args *args, int *index,
 	strscpy(dev->export_name, args->export_name,
 		sizeof(dev->export_name));
 	strscpy(dev->host, args->host, sizeof(dev->host));
+	if (args->secret) {
+		dev->auth_tfm = rmbd_auth_tfm(args->secret, args->secret_len);
+		if (IS_ERR(dev->auth_tfm)) {
+			ret = PTR_ERR(dev->auth_tfm);
+			kfree(dev);
+			*why = "cannot set up HMAC-SHA-256 (crypto API)";
+			return ret == -ENOMEM ? ret : -EIO;
+		}
+	}
 	dev->port = args->port;
 	dev->shared = args->shared;
 	dev->nr_io_queues = args->nr_io_queues;
@@ -740,6 +755,7 @@ int rmbd_c_dev_connect(const struct rmbd_c_connect_args *args, int *index,
 	ret = ida_alloc_max(&rmbd_c_ida, MINORMASK / RMBD_C_MINORS,
 			    GFP_KERNEL);
 	if (ret < 0) {
+		crypto_free_shash(dev->auth_tfm);
 		kfree(dev);
 		*why = ret == -ENOSPC ? "too many devices" :
 		       "could not allocate a device number";
@@ -750,6 +766,7 @@ int rmbd_c_dev_connect(const struct rmbd_c_connect_args *args, int *index,
 	if (!dev->shared && rmbd_c_dev_twin(dev)) {
 		mutex_unlock(&rmbd_c_mutex);
 		ida_free(&rmbd_c_ida, dev->index);
+		crypto_free_shash(dev->auth_tfm);
 		kfree(dev);
 		*why = "export already connected here; disconnect it or connect shared";
 		return -EEXIST;
@@ -963,3 +980,4 @@ module_exit(rmbd_client_exit);
 
 MODULE_DESCRIPTION("rmbd client: block devices in remote memory over RDMA");
 MODULE_LICENSE("GPL");
+MODULE_SOFTDEP("pre: hmac sha256");

@@ -42,6 +42,9 @@ static const struct nla_policy rmbd_c_policy[RMBD_CLIENT_ATTR_MAX + 1] = {
 	[RMBD_CLIENT_ATTR_SHARED]	= { .type = NLA_FLAG },
 	[RMBD_CLIENT_ATTR_HOST]		= { .type = NLA_NUL_STRING,
 					    .len = RMBD_HOST_MAX - 1 },
+	[RMBD_CLIENT_ATTR_SECRET]	= { .type = NLA_BINARY,
+					    .len = RMBD_SECRET_MAX },
+	[RMBD_CLIENT_ATTR_AUTH]		= { .type = NLA_REJECT },
 };
 
 static struct genl_family rmbd_c_family;
@@ -79,6 +82,7 @@ static int rmbd_c_fill_dev(struct sk_buff *skb, struct rmbd_c_dev *dev,
 			dev->nr_reconnects) ||
 	    (dev->shared && nla_put_flag(skb, RMBD_CLIENT_ATTR_SHARED)) ||
 	    nla_put_string(skb, RMBD_CLIENT_ATTR_HOST, dev->host) ||
+	    (dev->auth_tfm && nla_put_flag(skb, RMBD_CLIENT_ATTR_AUTH)) ||
 	    (event && nla_put_u8(skb, RMBD_CLIENT_ATTR_EVENT, event))) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
@@ -143,6 +147,22 @@ static int rmbd_c_connect(struct sk_buff *skb, struct genl_info *info)
 		nla_get_u32(attrs[RMBD_CLIENT_ATTR_LOSS_TIMEOUT]) :
 		RMBD_DEFAULT_LOSS_TIMEOUT;
 	args.shared = nla_get_flag(attrs[RMBD_CLIENT_ATTR_SHARED]);
+	if (attrs[RMBD_CLIENT_ATTR_SECRET]) {
+		if (nla_len(attrs[RMBD_CLIENT_ATTR_SECRET]) < RMBD_SECRET_MIN) {
+			NL_SET_ERR_MSG_ATTR(info->extack,
+					    attrs[RMBD_CLIENT_ATTR_SECRET],
+					    "a secret has 32 to 64 bytes");
+			return -EINVAL;
+		}
+		if (!attrs[RMBD_CLIENT_ATTR_HOST]) {
+			NL_SET_ERR_MSG_ATTR(info->extack,
+					    attrs[RMBD_CLIENT_ATTR_SECRET],
+					    "a secret belongs to a host identity: give the host");
+			return -EINVAL;
+		}
+		args.secret = nla_data(attrs[RMBD_CLIENT_ATTR_SECRET]);
+		args.secret_len = nla_len(attrs[RMBD_CLIENT_ATTR_SECRET]);
+	}
 	args.host = "";
 	if (attrs[RMBD_CLIENT_ATTR_HOST]) {
 		args.host = nla_data(attrs[RMBD_CLIENT_ATTR_HOST]);

@@ -11,6 +11,8 @@
 #include <net/net_namespace.h>
 #include <rdma/ib_cm.h>
 #include <rdma/ib_cache.h>
+#include <crypto/algapi.h>
+#include "auth.h"
 #include "client.h"
 
 #define RMBD_C_RESOLVE_MS	5000
@@ -501,47 +503,124 @@ static int rmbd_c_admin_xfer(struct rmbd_c_dev *dev, u16 opcode, size_t len,
 	return ret;
 }
 
+/*
+ * After an OPEN reply that asked for it: answer the target's challenge
+ * @nt, and check its answer to ours, @nc, in constant time.  The target
+ * ends the session on a wrong answer; a target that cannot answer ours
+ * does not have the secret.
+ */
+static int rmbd_c_auth(struct rmbd_c_dev *dev, const u8 *nt, const u8 *nc,
+		       const char **why)
+{
+	struct rmbd_auth_msg *req = dev->send_buf;
+	struct rmbd_auth_msg *rsp = dev->recv_buf;
+	u8 want[RMBD_RESPONSE_LEN];
+	int ret;
+
+	memset(req, 0, RMBD_MSG_SIZE);
+	ret = rmbd_auth_answer(dev->auth_tfm, false, dev->session_id, nt, nc,
+			       dev->host, dev->export_name, req->response);
+	if (ret) {
+		*why = "cannot compute HMAC-SHA-256 (crypto API)";
+		return -EIO;
+	}
+	ret = rmbd_c_admin_xfer(dev, RMBD_OP_AUTH, sizeof(*req), why);
+	if (ret == -EACCES) {
+		*why = "the target refused this host's secret";
+		return ret;
+	}
+	if (ret) {
+		/* Not the target's refusal: never "no such export". */
+		if (!*why || !**why)
+			*why = "authentication failed on the target";
+		return ret == -ENOENT ? -EIO : ret;
+	}
+	ret = rmbd_auth_answer(dev->auth_tfm, true, dev->session_id, nc, nt,
+			       dev->host, dev->export_name, want);
+	if (!ret && crypto_memneq(want, rsp->response, sizeof(want))) {
+		*why = "the target could not prove it has this host's secret";
+		ret = -EACCES;
+	} else if (ret) {
+		*why = "cannot compute HMAC-SHA-256 (crypto API)";
+		ret = -EIO;
+	}
+	memzero_explicit(want, sizeof(want));
+	return ret;
+}
+
 static int rmbd_c_open(struct rmbd_c_dev *dev, const char **why)
 {
 	struct rmbd_open_req *req = dev->send_buf;
 	struct rmbd_open_rsp *rsp = dev->recv_buf;
-	u32 timeout_ms;
+	u8 nc[RMBD_CHALLENGE_LEN], nt[RMBD_CHALLENGE_LEN];
+	u64 export_id, size, slab_size;
+	/*
+	 * A device that authenticates takes no refusal from a target that
+	 * has not proved itself for the end of its data when it reconnects:
+	 * an impostor could send one.  It tries again until the loss timeout.
+	 */
+	bool doubt = dev->slabs && dev->auth_tfm;
+	u32 timeout_ms, flags, nr_slabs;
 	int ret;
 
 	memset(req, 0, RMBD_MSG_SIZE);
 	strscpy(req->name, dev->export_name, sizeof(req->name));
 	strscpy(req->host, dev->host, sizeof(req->host));
+	get_random_bytes(nc, sizeof(nc));
+	memcpy(req->challenge, nc, sizeof(req->challenge));
 	ret = rmbd_c_admin_xfer(dev, RMBD_OP_OPEN, sizeof(*req), why);
 	if (ret == -ENOENT)
 		*why = "target has no export with this name";
 	if (ret == -EACCES)
 		*why = "the target does not allow this host to use the export";
 	if (ret)
-		return ret;
+		return doubt && (ret == -ENOENT || ret == -EACCES) ?
+		       -ECONNREFUSED : ret;
+	/* The AUTH exchange reuses the receive buffer. */
+	export_id = le64_to_cpu(rsp->export_id);
+	size = le64_to_cpu(rsp->size);
+	slab_size = le64_to_cpu(rsp->slab_size);
+	nr_slabs = le32_to_cpu(rsp->nr_slabs);
+	timeout_ms = le32_to_cpu(rsp->session_timeout_ms);
+	flags = le32_to_cpu(rsp->flags);
+	memcpy(nt, rsp->challenge, sizeof(nt));
+
+	if (!(flags & RMBD_OPEN_AUTH) && dev->auth_tfm) {
+		*why = "the target asks for no secret, so it cannot prove it has it";
+		return doubt ? -ECONNREFUSED : -EACCES;
+	}
+	if ((flags & RMBD_OPEN_AUTH) && !dev->auth_tfm) {
+		*why = "the target wants this host's secret: connect with one";
+		return -EACCES;
+	}
+	if (flags & RMBD_OPEN_AUTH) {
+		ret = rmbd_c_auth(dev, nt, nc, why);
+		if (ret)
+			return doubt && ret == -EACCES ? -ECONNREFUSED : ret;
+	}
+
 	if (dev->slabs) {
 		/* Reconnecting: the export must be the one we had. */
-		if (le64_to_cpu(rsp->export_id) != dev->export_id) {
+		if (export_id != dev->export_id) {
 			*why = "the export was created again on the target: the data it held is gone";
 			return -ESTALE;
 		}
-		if (le64_to_cpu(rsp->size) != dev->size ||
-		    le64_to_cpu(rsp->slab_size) != dev->slab_size ||
-		    le32_to_cpu(rsp->nr_slabs) != dev->nr_slabs) {
+		if (size != dev->size || slab_size != dev->slab_size ||
+		    nr_slabs != dev->nr_slabs) {
 			*why = "the export changed its size or slab size";
 			return -ESTALE;
 		}
 	} else {
-		dev->export_id = le64_to_cpu(rsp->export_id);
-		dev->size = le64_to_cpu(rsp->size);
-		dev->slab_size = le64_to_cpu(rsp->slab_size);
-		dev->nr_slabs = le32_to_cpu(rsp->nr_slabs);
+		dev->export_id = export_id;
+		dev->size = size;
+		dev->slab_size = slab_size;
+		dev->nr_slabs = nr_slabs;
 	}
 	if (rmbd_check_geometry(dev->size, dev->slab_size, dev->nr_slabs)) {
 		*why = "target announced an invalid export geometry";
 		return -EPROTO;
 	}
 	dev->slab_shift = ilog2(dev->slab_size);
-	timeout_ms = le32_to_cpu(rsp->session_timeout_ms);
 	/* Three keepalives per timeout: one lost message is not the end. */
 	dev->ka_interval = timeout_ms ? max(msecs_to_jiffies(timeout_ms / 3), 1UL) : 0;
 	if (!dev->slabs)

@@ -20,6 +20,7 @@ static_assert(sizeof(struct rmbd_open_req) == 240);
 static_assert(sizeof(struct rmbd_open_rsp) == 80);
 static_assert(sizeof(struct rmbd_map_req) == 16);
 static_assert(sizeof(struct rmbd_map_rsp) == 32);
+static_assert(sizeof(struct rmbd_auth_msg) == 40);
 static_assert(sizeof(struct rmbd_open_req) <= RMBD_MSG_SIZE);
 static_assert(sizeof(struct rmbd_open_rsp) <= RMBD_MSG_SIZE);
 static_assert(RMBD_NAME_LEN == RMBD_EXPORT_NAME_MAX);
@@ -151,6 +152,9 @@ static u32 rmbd_msg_min_len(u16 opcode)
 	case RMBD_OP_CLOSE:
 	case RMBD_OP_KEEPALIVE:
 		return sizeof(struct rmbd_msg_hdr);
+	case RMBD_OP_AUTH:
+	case RMBD_OP_AUTH | RMBD_OP_REPLY:
+		return sizeof(struct rmbd_auth_msg);
 	case RMBD_OP_OPEN | RMBD_OP_REPLY:
 		return sizeof(struct rmbd_open_rsp);
 	case RMBD_OP_MAP | RMBD_OP_REPLY:

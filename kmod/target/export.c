@@ -94,7 +94,7 @@ void rmbd_export_hosts_free(struct list_head *hosts)
 
 	list_for_each_entry_safe(h, tmp, hosts, entry) {
 		list_del(&h->entry);
-		kfree(h);
+		kfree_sensitive(h);
 	}
 }
 
@@ -284,6 +284,10 @@ int rmbd_export_host_add(struct rmbd_export *exp, struct rmbd_export_host *h,
 			 const char **why)
 {
 	lockdep_assert_held(&rmbd_t_mutex);
+	if (h->secret_len && exp->any_host) {
+		*why = "a secret means nothing on an export any host may open";
+		return -EINVAL;
+	}
 	if (rmbd_export_host_find(exp, h->name)) {
 		*why = "the export allows this host already";
 		return -EEXIST;
@@ -329,7 +333,7 @@ int rmbd_export_host_del(struct rmbd_export *exp, const char *host,
 			}
 		}
 	}
-	kfree(h);
+	kfree_sensitive(h);
 	if (!ended)
 		return 0;
 	/* The host has lost access once its memory regions are gone. */

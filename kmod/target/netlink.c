@@ -38,6 +38,9 @@ static const struct nla_policy rmbd_t_policy[RMBD_TARGET_ATTR_MAX + 1] = {
 	[RMBD_TARGET_ATTR_EXPORT_HOSTS]	=
 		NLA_POLICY_NESTED(rmbd_t_host_policy),
 	[RMBD_TARGET_ATTR_SESSION_HOST]	= { .type = NLA_REJECT },
+	[RMBD_TARGET_ATTR_SECRET]	= { .type = NLA_BINARY,
+					    .len = RMBD_SECRET_MAX },
+	[RMBD_TARGET_ATTR_EXPORT_AUTH_HOSTS] = { .type = NLA_REJECT },
 };
 
 static struct genl_family rmbd_t_family;
@@ -59,6 +62,14 @@ static int rmbd_t_fill_export(struct sk_buff *skb, void *obj, u32 portid,
 		goto cancel;
 	list_for_each_entry(h, &exp->hosts, entry)
 		if (nla_put_string(skb, RMBD_TARGET_ATTR_HOST, h->name))
+			goto cancel;
+	nla_nest_end(skb, nest);
+	nest = nla_nest_start(skb, RMBD_TARGET_ATTR_EXPORT_AUTH_HOSTS);
+	if (!nest)
+		goto cancel;
+	list_for_each_entry(h, &exp->hosts, entry)
+		if (h->secret_len &&
+		    nla_put_string(skb, RMBD_TARGET_ATTR_HOST, h->name))
 			goto cancel;
 	nla_nest_end(skb, nest);
 	if ((exp->any_host &&
@@ -235,6 +246,11 @@ static int rmbd_t_export_add(struct sk_buff *skb, struct genl_info *info)
 				    "a host of a new export goes inside its hosts");
 		return -EINVAL;
 	}
+	if (attrs[RMBD_TARGET_ATTR_SECRET]) {
+		NL_SET_ERR_MSG_ATTR(info->extack, attrs[RMBD_TARGET_ATTR_SECRET],
+				    "a host's secret goes with export host add");
+		return -EINVAL;
+	}
 	ret = rmbd_t_parse_hosts(info, &hosts, &nr_hosts);
 	if (ret)
 		goto out_hosts;
@@ -281,10 +297,26 @@ static int rmbd_t_export_host(struct sk_buff *skb, struct genl_info *info)
 			       "one host at a time, and any_host only when the export is added");
 		return -EINVAL;
 	}
+	if (!add && attrs[RMBD_TARGET_ATTR_SECRET]) {
+		NL_SET_ERR_MSG_ATTR(info->extack, attrs[RMBD_TARGET_ATTR_SECRET],
+				    "a secret only comes with export host add");
+		return -EINVAL;
+	}
+	if (attrs[RMBD_TARGET_ATTR_SECRET] &&
+	    nla_len(attrs[RMBD_TARGET_ATTR_SECRET]) < RMBD_SECRET_MIN) {
+		NL_SET_ERR_MSG_ATTR(info->extack, attrs[RMBD_TARGET_ATTR_SECRET],
+				    "a secret has 32 to 64 bytes");
+		return -EINVAL;
+	}
 	if (add) {
 		h = rmbd_t_host_entry(info, attrs[RMBD_TARGET_ATTR_HOST]);
 		if (IS_ERR(h))
 			return PTR_ERR(h);
+		if (attrs[RMBD_TARGET_ATTR_SECRET]) {
+			h->secret_len = nla_len(attrs[RMBD_TARGET_ATTR_SECRET]);
+			memcpy(h->secret, nla_data(attrs[RMBD_TARGET_ATTR_SECRET]),
+			       h->secret_len);
+		}
 	}
 	mutex_lock(&rmbd_t_mutex);
 	exp = rmbd_export_find(nla_data(attrs[RMBD_TARGET_ATTR_EXPORT_NAME]));
@@ -303,7 +335,7 @@ static int rmbd_t_export_host(struct sk_buff *skb, struct genl_info *info)
 					   &why);
 	}
 	mutex_unlock(&rmbd_t_mutex);
-	kfree(h);
+	kfree_sensitive(h);
 	rmbd_set_err(info->extack, attrs[RMBD_TARGET_ATTR_HOST], why);
 	return ret;
 }

@@ -9,6 +9,8 @@
 #include <linux/random.h>
 #include <linux/sched/mm.h>
 #include <rdma/ib_cm.h>
+#include <crypto/algapi.h>
+#include "auth.h"
 #include "target.h"
 
 #define RMBD_T_WR_TIMEOUT	(10 * HZ)
@@ -239,6 +241,7 @@ static int rmbd_t_handle_open(struct rmbd_t_session *sess,
 			      const struct rmbd_open_req *req)
 {
 	struct rmbd_open_rsp *rsp = sess->send_buf;
+	struct rmbd_export_host *h;
 	struct rmbd_export *exp;
 	struct rmbd_t_map *maps = NULL;
 	int ret = 0;
@@ -263,6 +266,16 @@ static int rmbd_t_handle_open(struct rmbd_t_session *sess,
 		goto out_unlock;
 	}
 	strscpy(sess->host, req->host, sizeof(sess->host));
+	h = req->host[0] ? rmbd_export_host_find(exp, req->host) : NULL;
+	if (h && h->secret_len) {
+		sess->secret_len = h->secret_len;
+		memcpy(sess->secret, h->secret, h->secret_len);
+		memcpy(sess->nc, req->challenge, sizeof(sess->nc));
+		get_random_bytes(sess->nt, sizeof(sess->nt));
+		WRITE_ONCE(sess->auth_pending, true);
+		rsp->flags = cpu_to_le32(RMBD_OPEN_AUTH);
+		memcpy(rsp->challenge, sess->nt, sizeof(rsp->challenge));
+	}
 	kref_get(&exp->ref);
 	list_add_tail(&sess->export_entry, &exp->sessions);
 	exp->nr_sessions++;
@@ -294,6 +307,8 @@ static int rmbd_t_handle_map(struct rmbd_t_session *sess,
 
 	if (!sess->export)
 		return -EBADFD;
+	if (sess->auth_pending)
+		return -EACCES;
 	if (idx >= sess->export->nr_slabs)
 		return -ERANGE;
 	if (!sess->maps[idx].mr) {
@@ -307,6 +322,62 @@ static int rmbd_t_handle_map(struct rmbd_t_session *sess,
 	rsp->rkey = cpu_to_le32(mr->rkey);
 	rsp->slab = cpu_to_le32(idx);
 	return 0;
+}
+
+/*
+ * RMBD_OP_AUTH: check the client's answer to our challenge, in constant
+ * time, and answer the client's.  A wrong answer ends the session after
+ * the reply.
+ */
+static int rmbd_t_handle_auth(struct rmbd_t_session *sess,
+			      const struct rmbd_auth_msg *req)
+{
+	struct rmbd_auth_msg *rsp = sess->send_buf;
+	u8 want[RMBD_RESPONSE_LEN];
+	int ret;
+
+	if (!sess->export || !sess->auth_pending || sess->auth_failed ||
+	    !sess->secret_len)
+		return -EINVAL;
+	ret = rmbd_auth_response(sess->secret, sess->secret_len, false,
+				 sess->id, sess->nt, sess->nc, sess->host,
+				 sess->export->name, want);
+	if (ret) {
+		pr_warn_once("cannot compute HMAC-SHA-256 (%d): authentication fails\n",
+			     ret);
+		ret = -EIO;
+		goto out;
+	}
+	if (crypto_memneq(want, req->response, sizeof(want))) {
+		pr_info_ratelimited("session %llx: host '%s' failed to authenticate for export %s\n",
+				    sess->id, sess->host, sess->export->name);
+		sess->auth_failed = true;
+		ret = -EACCES;
+		goto out;
+	}
+	ret = rmbd_auth_response(sess->secret, sess->secret_len, true,
+				 sess->id, sess->nc, sess->nt, sess->host,
+				 sess->export->name, rsp->response);
+	if (!ret)
+		WRITE_ONCE(sess->auth_pending, false);
+	else
+		ret = -EIO;
+out:
+	memzero_explicit(want, sizeof(want));
+	memzero_explicit(sess->secret, sizeof(sess->secret));
+	sess->secret_len = 0;
+	if (ret)
+		sess->auth_failed = true;
+	return ret;
+}
+
+/* The session holds its export now: say so in the log and as an event. */
+static void rmbd_t_session_up(struct rmbd_t_session *sess, bool auth)
+{
+	pr_info_ratelimited("session %llx: host '%s' opened export %s%s\n",
+			    sess->id, sess->host, sess->export->name,
+			    auth ? ", authenticated" : "");
+	rmbd_t_notify_session(sess, RMBD_SESSION_EVENT_UP);
 }
 
 /* Handle one admin request and send the reply. */
@@ -330,13 +401,19 @@ static void rmbd_t_handle_msg(struct rmbd_t_session *sess, void *buf, u32 len)
 		case RMBD_OP_OPEN:
 			ret = rmbd_t_handle_open(sess, buf);
 			rsp_len = sizeof(struct rmbd_open_rsp);
-			if (!ret)
-				rmbd_t_notify_session(sess,
-						      RMBD_SESSION_EVENT_UP);
+			/* A host that must authenticate is up once it did. */
+			if (!ret && !sess->auth_pending)
+				rmbd_t_session_up(sess, false);
 			break;
 		case RMBD_OP_MAP:
 			ret = rmbd_t_handle_map(sess, buf);
 			rsp_len = sizeof(struct rmbd_map_rsp);
+			break;
+		case RMBD_OP_AUTH:
+			ret = rmbd_t_handle_auth(sess, buf);
+			rsp_len = sizeof(struct rmbd_auth_msg);
+			if (!ret)
+				rmbd_t_session_up(sess, true);
 			break;
 		case RMBD_OP_CLOSE:
 		case RMBD_OP_KEEPALIVE:
@@ -350,7 +427,8 @@ static void rmbd_t_handle_msg(struct rmbd_t_session *sess, void *buf, u32 len)
 	hdr->opcode = cpu_to_le16(opcode | RMBD_OP_REPLY);
 	hdr->status = cpu_to_le16(-ret);
 	hdr->tag = ((struct rmbd_msg_hdr *)buf)->tag;
-	if (rmbd_t_send(sess, rsp_len) || opcode == RMBD_OP_CLOSE)
+	if (rmbd_t_send(sess, rsp_len) || opcode == RMBD_OP_CLOSE ||
+	    sess->auth_failed)
 		rmbd_t_session_schedule_release(sess);
 }
 
@@ -534,7 +612,8 @@ static void rmbd_t_timeout_work(struct work_struct *work)
 						   timeout_work);
 	unsigned long deadline = READ_ONCE(sess->last_heard) + sess->timeout;
 	unsigned long open_by = sess->created + RMBD_T_OPEN_TIMEOUT * HZ;
-	bool opened = READ_ONCE(sess->export);
+	/* Opened, and authenticated if it must be. */
+	bool opened = READ_ONCE(sess->export) && !READ_ONCE(sess->auth_pending);
 
 	if (test_bit(RMBD_T_SESS_RELEASING, &sess->flags))
 		return;
@@ -666,7 +745,7 @@ out_dealloc_pd:
 out_free_ioq:
 	kfree(sess->ioq);
 out_free_sess:
-	kfree(sess);
+	kfree_sensitive(sess);
 out_uncount:
 	atomic_dec(&rmbd_t_nr_sessions);
 	return -RMBD_REJ_NOMEM;
@@ -689,9 +768,10 @@ static int rmbd_t_ioq_create(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev,
 	ret = -RMBD_REJ_SESSION;
 	goto out_unlock;
 found:
+	/* Opened, and authenticated if it must be: else no queue joins. */
 	ret = -RMBD_REJ_SESSION;
 	if (test_bit(RMBD_T_SESS_RELEASING, &sess->flags) ||
-	    !READ_ONCE(sess->export))
+	    !READ_ONCE(sess->export) || READ_ONCE(sess->auth_pending))
 		goto out_unlock;
 	ret = -RMBD_REJ_DEVICE;
 	if (cm_id->device != sess->ibdev)
@@ -812,7 +892,9 @@ static void rmbd_t_release_work(struct work_struct *work)
 
 	exp = sess->export;
 	if (exp) {
-		rmbd_t_notify_session(sess, RMBD_SESSION_EVENT_DOWN);
+		/* Up was announced only for one that authenticated. */
+		if (!sess->auth_pending)
+			rmbd_t_notify_session(sess, RMBD_SESSION_EVENT_DOWN);
 		for (i = 0; i < exp->nr_slabs; i++)
 			rmbd_t_unmap_slab(sess, i);
 		kvfree(sess->maps);
@@ -835,7 +917,7 @@ static void rmbd_t_release_work(struct work_struct *work)
 	rdma_destroy_id(sess->admin.cm_id);
 	pr_debug("session %llx: released\n", sess->id);
 	kfree(sess->ioq);
-	kfree(sess);
+	kfree_sensitive(sess);
 	atomic_dec(&rmbd_t_nr_sessions);
 }
 

@@ -60,6 +60,9 @@ struct rmbd_export {
 struct rmbd_export_host {
 	struct list_head	entry;
 	char			name[RMBD_HOST_MAX];
+	/* 0, or the secret the host must prove it has (never shown). */
+	unsigned int		secret_len;
+	u8			secret[RMBD_SECRET_MAX];
 };
 
 struct rmbd_t_session;
@@ -116,6 +119,17 @@ struct rmbd_t_session {
 	u64			iova_base;
 	/* The host identity the client gave at OPEN, "" for none. */
 	char			host[RMBD_HOST_MAX];
+	/*
+	 * Authentication, from OPEN to AUTH: the host's secret as it was at
+	 * OPEN, and both challenges.  No MAP while @auth_pending; a wrong
+	 * answer ends the session (@auth_failed).
+	 */
+	bool			auth_pending;
+	bool			auth_failed;
+	unsigned int		secret_len;
+	u8			secret[RMBD_SECRET_MAX];
+	u8			nt[RMBD_CHALLENGE_LEN];
+	u8			nc[RMBD_CHALLENGE_LEN];
 
 	struct rmbd_t_queue	admin;
 	struct rmbd_t_queue	**ioq;		/* [RMBD_MAX_IO_QUEUES_WIRE] */

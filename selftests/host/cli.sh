@@ -222,9 +222,9 @@ else
 fi
 
 # Output and library calls, through the fake library
-exports_text="export foo size 1073741824 slab 67108864 slabs 16 sessions 1 mapped 3 mem 1073741824 hosts rmbd:uuid:0a,nqn.2014-08.org.nvmexpress:uuid:0b
+exports_text="export foo size 1073741824 slab 67108864 slabs 16 sessions 1 mapped 3 mem 1073741824 hosts rmbd:uuid:0a,nqn.2014-08.org.nvmexpress:uuid:0b auth nqn.2014-08.org.nvmexpress:uuid:0b
 export bar.2 size 8388608 slab 2097152 slabs 4 sessions 0 mapped 0 mem 8388608 any_host"
-exports_json='[{"name":"foo","size":1073741824,"slab_size":67108864,"nr_slabs":16,"sessions":1,"mapped":3,"mem":1073741824,"any_host":false,"hosts":["rmbd:uuid:0a","nqn.2014-08.org.nvmexpress:uuid:0b"]},{"name":"bar.2","size":8388608,"slab_size":2097152,"nr_slabs":4,"sessions":0,"mapped":0,"mem":8388608,"any_host":true,"hosts":[]}]'
+exports_json='[{"name":"foo","size":1073741824,"slab_size":67108864,"nr_slabs":16,"sessions":1,"mapped":3,"mem":1073741824,"any_host":false,"hosts":["rmbd:uuid:0a","nqn.2014-08.org.nvmexpress:uuid:0b"],"auth_hosts":["nqn.2014-08.org.nvmexpress:uuid:0b"]},{"name":"bar.2","size":8388608,"slab_size":2097152,"nr_slabs":4,"sessions":0,"mapped":0,"mem":8388608,"any_host":true,"hosts":[],"auth_hosts":[]}]'
 # Text: pollq, reconnect_delay, loss_timeout and reconnects only when not
 # at their defaults (0, 2, 60, 0) or with -d; slab only with -d.
 devs_text="rmbd0: size 1073741824 state live addr 10.200.0.1 port 7470 export foo queues 2 depth 128 host rmbd:uuid:0a
@@ -233,8 +233,8 @@ rmbd6: size 4294967296 state reconnecting addr 10.200.0.2 port 7470 export baz q
 devs_details="rmbd0: size 1073741824 state live addr 10.200.0.1 port 7470 export foo queues 2 pollq 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 0 host rmbd:uuid:0a slab 67108864
 rmbd3: size 8388608 state failed addr fd00::1 port 7471 export bar.2 queues 1 pollq 1 depth 16 reconnect_delay 2 loss_timeout 0 reconnects 0 slab 2097152
 rmbd6: size 4294967296 state reconnecting addr 10.200.0.2 port 7470 export baz queues 4 pollq 0 depth 128 reconnect_delay 5 loss_timeout 300 reconnects 3 shared host h6 slab 1073741824"
-dev6_json='{"index":6,"name":"rmbd6","size":4294967296,"state":"reconnecting","addr":"10.200.0.2","port":7470,"export":"baz","queues":4,"poll_queues":0,"depth":128,"reconnect_delay":5,"loss_timeout":300,"reconnects":3,"shared":true,"host":"h6","slab_size":1073741824}'
-devs_json='[{"index":0,"name":"rmbd0","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:0a","slab_size":67108864},{"index":3,"name":"rmbd3","size":8388608,"state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"host":"","slab_size":2097152},'"$dev6_json]"
+dev6_json='{"index":6,"name":"rmbd6","size":4294967296,"state":"reconnecting","addr":"10.200.0.2","port":7470,"export":"baz","queues":4,"poll_queues":0,"depth":128,"reconnect_delay":5,"loss_timeout":300,"reconnects":3,"shared":true,"host":"h6","auth":false,"slab_size":1073741824}'
+devs_json='[{"index":0,"name":"rmbd0","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:0a","auth":false,"slab_size":67108864},{"index":3,"name":"rmbd3","size":8388608,"state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"host":"","auth":false,"slab_size":2097152},'"$dev6_json]"
 
 log_reset
 expect 0 "$exports_text" "" "$FAKE" export
@@ -265,7 +265,7 @@ log_reset
 expect 0 "" "" "$FAKE" export add foo size 1G
 expect 0 "" "" "$FAKE" export add foo size 3MiB slab 2M
 expect 0 "" "" "$FAKE" export add zero size 0
-expect 0 '{"name":"x","size":8589934592,"slab_size":67108864,"nr_slabs":128,"sessions":0,"mapped":0,"mem":8589934592,"any_host":false,"hosts":[]}' \
+expect 0 '{"name":"x","size":8589934592,"slab_size":67108864,"nr_slabs":128,"sessions":0,"mapped":0,"mem":8589934592,"any_host":false,"hosts":[],"auth_hosts":[]}' \
 	"" "$FAKE" -j export add x size 8G
 expect 1 "" "rmbd: failed to add export: Invalid argument: fake refusal of bad" \
 	"$FAKE" export add bad size 4K
@@ -302,7 +302,7 @@ usage export "missing host identity" export host add foo
 usage export "invalid host identity '.h'" export host add foo .h
 usage export "unexpected argument 'x'" export host del foo h x
 log_reset
-expect 0 '{"name":"foo","size":1073741824,"slab_size":67108864,"nr_slabs":16,"sessions":0,"mapped":0,"mem":1073741824,"any_host":false,"hosts":["rmbd:uuid:0a","h.b"]}' \
+expect 0 '{"name":"foo","size":1073741824,"slab_size":67108864,"nr_slabs":16,"sessions":0,"mapped":0,"mem":1073741824,"any_host":false,"hosts":["rmbd:uuid:0a","h.b"],"auth_hosts":[]}' \
 	"" "$FAKE" -j export add foo size 1G hosts rmbd:uuid:0a,h.b
 expect 0 "" "" "$FAKE" export add foo size 1G any_host
 expect 0 "" "" "$FAKE" export host add foo nqn.2014-08.org.nvmexpress:uuid:0b
@@ -316,11 +316,40 @@ open
 export_add foo 1073741824 0
   any_host 1 hosts -
 open
-export_host_add foo nqn.2014-08.org.nvmexpress:uuid:0b
+export_host_add foo nqn.2014-08.org.nvmexpress:uuid:0b secret 0
 open
 export_host_del foo h.b
 open
-export_host_add bad h" "export hosts pass the parsed values"
+export_host_add bad h secret 0" "export hosts pass the parsed values"
+
+# Secrets: generated into a file of its owner's, read back by the
+# commands that take one.
+sdir=$(mktemp -d)
+expect 0 "" "" "$RMBD" secret generate "$sdir/s"
+[[ $(stat -c %a "$sdir/s") == 600 ]] && grep -qxE '[0-9a-f]{64}' "$sdir/s" &&
+	pass "secret generate: 64 hex digits, mode 600" ||
+	fail "secret generate: mode $(stat -c %a "$sdir/s"), $(cat "$sdir/s")"
+expect 1 "" "rmbd: failed to generate secret: $sdir/s: File exists" "$RMBD" secret generate "$sdir/s"
+usage secret "missing file" secret generate
+printf '9d%.0s' $(seq 32) > "$sdir/k"
+chmod 600 "$sdir/k"
+log_reset
+expect 0 "" "" "$FAKE" export host add foo h secret-file "$sdir/k"
+expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"h","auth":true,"slab_size":67108864}' \
+	"" "$FAKE" -j dev connect addr 10.200.0.1 export foo host h secret-file "$sdir/k"
+log_is "open
+export_host_add foo h secret 32 9d...
+open
+dev_connect 10.200.0.1 0 foo 0 0 0 0 - 0 h 32" "secrets reach the library"
+chmod 640 "$sdir/k"
+usage export "secret file '$sdir/k' may be read by others than its owner (chmod 600)" \
+	export host add foo h secret-file "$sdir/k"
+printf 'abc\n' > "$sdir/short"
+chmod 600 "$sdir/short"
+usage dev "secret file '$sdir/short' does not start with a line of 64 to 128 hex digits" \
+	dev connect addr 10.0.0.1 export foo secret-file "$sdir/short"
+usage export "unexpected argument 'secret-file'" export host del foo h secret-file "$sdir/k"
+rm -rf "$sdir"
 
 # This machine's identity: /etc/rmbd/hostid, else the machine id.
 hid=$(mktemp)
@@ -396,18 +425,19 @@ expect 0 '[
         "reconnects": 3,
         "shared": true,
         "host": "h6",
+        "auth": false,
         "slab_size": 1073741824
     }
 ]' "" "$FAKE" -p dev show /dev/rmbd6
 expect 1 "" "rmbd: failed to show device: No such device" "$FAKE" dev show 5
 expect 0 "rmbd7" "" "$FAKE" dev connect addr 10.200.0.1 export foo
-expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"fd00::1","port":99,"export":"foo","queues":4,"poll_queues":2,"depth":64,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:default","slab_size":67108864}' \
+expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"fd00::1","port":99,"export":"foo","queues":4,"poll_queues":2,"depth":64,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:default","auth":false,"slab_size":67108864}' \
 	"" "$FAKE" -j dev conn export foo addr fd00::1 port 99 queues 4 depth 64 pollq 2
-expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":10,"loss_timeout":0,"reconnects":0,"shared":false,"host":"rmbd:uuid:default","slab_size":67108864}' \
+expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":10,"loss_timeout":0,"reconnects":0,"shared":false,"host":"rmbd:uuid:default","auth":false,"slab_size":67108864}' \
 	"" "$FAKE" -j dev connect addr 10.200.0.1 export foo reconnect_delay 10 loss_timeout 0
 expect 0 "rmbd7" "" "$FAKE" dev c addr 10.200.0.1 export foo loss 86400 reco 3600
 expect 0 "rmbd7" "" "$FAKE" dev connect addr 10.200.0.1 export foo reconnect_delay 1
-expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":true,"host":"rmbd:uuid:default","slab_size":67108864}' \
+expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":true,"host":"rmbd:uuid:default","auth":false,"slab_size":67108864}' \
 	"" "$FAKE" -j dev connect addr 10.200.0.1 export foo shared
 expect 0 "rmbd7" "" "$FAKE" dev connect addr 10.200.0.1 export foo host h.x
 expect 1 "" "rmbd: failed to connect device: Permission denied: host h.x is not allowed to use export denied" \
@@ -437,23 +467,23 @@ dev_get 6
 open
 dev_get 5
 open
-dev_connect 10.200.0.1 0 foo 0 0 0 0 - 0 -
+dev_connect 10.200.0.1 0 foo 0 0 0 0 - 0 - 0
 open
-dev_connect fd00::1 99 foo 4 64 2 0 - 0 -
+dev_connect fd00::1 99 foo 4 64 2 0 - 0 - 0
 open
-dev_connect 10.200.0.1 0 foo 0 0 0 10 0 0 -
+dev_connect 10.200.0.1 0 foo 0 0 0 10 0 0 - 0
 open
-dev_connect 10.200.0.1 0 foo 0 0 0 3600 86400 0 -
+dev_connect 10.200.0.1 0 foo 0 0 0 3600 86400 0 - 0
 open
-dev_connect 10.200.0.1 0 foo 0 0 0 1 - 0 -
+dev_connect 10.200.0.1 0 foo 0 0 0 1 - 0 - 0
 open
-dev_connect 10.200.0.1 0 foo 0 0 0 0 - 1 -
+dev_connect 10.200.0.1 0 foo 0 0 0 0 - 1 - 0
 open
-dev_connect 10.200.0.1 0 foo 0 0 0 0 - 0 h.x
+dev_connect 10.200.0.1 0 foo 0 0 0 0 - 0 h.x 0
 open
-dev_connect 10.200.0.1 0 denied 0 0 0 0 - 0 h.x
+dev_connect 10.200.0.1 0 denied 0 0 0 0 - 0 h.x 0
 open
-dev_connect 10.200.0.1 0 bad 0 0 0 0 - 0 -
+dev_connect 10.200.0.1 0 bad 0 0 0 0 - 0 - 0
 open
 dev_disconnect 3 0
 open
@@ -475,17 +505,17 @@ dev rmbd3 link-down state failed addr fd00::1 port 7471 export bar.2
 dev rmbd3 failed state failed addr fd00::1 port 7471 export bar.2
 dev rmbd3 disconnected state deleting addr fd00::1 port 7471 export bar.2
 dev rmbd6 unknown state reconnecting addr 10.200.0.2 port 7470 export baz"
-events_json='{"type":"dev","event":"connected","index":0,"name":"rmbd0","state":"live","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:0a","slab_size":67108864}
+events_json='{"type":"dev","event":"connected","index":0,"name":"rmbd0","state":"live","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:0a","auth":false,"slab_size":67108864}
 {"type":"session","event":"up","id":"3f2a9c0d1b2e4f60","peer":"10.200.0.1:41234","export":"foo","host":""}
-{"type":"dev","event":"link-down","index":0,"name":"rmbd0","state":"reconnecting","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:0a","slab_size":67108864}
-{"type":"dev","event":"reconnecting","index":0,"name":"rmbd0","state":"reconnecting","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:0a","slab_size":67108864}
-{"type":"dev","event":"live","index":0,"name":"rmbd0","state":"live","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":1,"shared":false,"host":"rmbd:uuid:0a","slab_size":67108864}
+{"type":"dev","event":"link-down","index":0,"name":"rmbd0","state":"reconnecting","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:0a","auth":false,"slab_size":67108864}
+{"type":"dev","event":"reconnecting","index":0,"name":"rmbd0","state":"reconnecting","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:0a","auth":false,"slab_size":67108864}
+{"type":"dev","event":"live","index":0,"name":"rmbd0","state":"live","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":1,"shared":false,"host":"rmbd:uuid:0a","auth":false,"slab_size":67108864}
 {"type":"session","event":"down","id":"3f2a9c0d1b2e4f60","peer":"10.200.0.1:41234","export":"foo","host":""}
 {"type":"session","event":"up","id":"7","peer":"[fd00::2]:41235","export":"bar.2","host":""}
-{"type":"dev","event":"link-down","index":3,"name":"rmbd3","state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"host":"","slab_size":2097152}
-{"type":"dev","event":"failed","index":3,"name":"rmbd3","state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"host":"","slab_size":2097152}
-{"type":"dev","event":"disconnected","index":3,"name":"rmbd3","state":"deleting","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"host":"","slab_size":2097152}
-{"type":"dev","event":"unknown","index":6,"name":"rmbd6","state":"reconnecting","addr":"10.200.0.2","port":7470,"export":"baz","size":4294967296,"queues":4,"poll_queues":0,"depth":128,"reconnect_delay":5,"loss_timeout":300,"reconnects":3,"shared":true,"host":"h6","slab_size":1073741824}'
+{"type":"dev","event":"link-down","index":3,"name":"rmbd3","state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"host":"","auth":false,"slab_size":2097152}
+{"type":"dev","event":"failed","index":3,"name":"rmbd3","state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"host":"","auth":false,"slab_size":2097152}
+{"type":"dev","event":"disconnected","index":3,"name":"rmbd3","state":"deleting","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"host":"","auth":false,"slab_size":2097152}
+{"type":"dev","event":"unknown","index":6,"name":"rmbd6","state":"reconnecting","addr":"10.200.0.2","port":7470,"export":"baz","size":4294967296,"queues":4,"poll_queues":0,"depth":128,"reconnect_delay":5,"loss_timeout":300,"reconnects":3,"shared":true,"host":"h6","auth":false,"slab_size":1073741824}'
 lost="rmbd: events lost: the receive buffer was full; rmbd dev show has the current state"
 
 log_reset

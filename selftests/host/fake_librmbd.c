@@ -69,8 +69,10 @@ static int fake_fail(struct rmbd_ctx *ctx, const char *name)
 
 static const struct rmbd_export_info fake_exports[] = {
 	{ "foo", 1073741824ULL, 67108864ULL, 1073741824ULL, 16, 1, 3, false,
-	  2, { "rmbd:uuid:0a", "nqn.2014-08.org.nvmexpress:uuid:0b" } },
-	{ "bar.2", 8388608ULL, 2097152ULL, 8388608ULL, 4, 0, 0, true, 0, { } },
+	  2, { "rmbd:uuid:0a", "nqn.2014-08.org.nvmexpress:uuid:0b" },
+	  1, { "nqn.2014-08.org.nvmexpress:uuid:0b" } },
+	{ "bar.2", 8388608ULL, 2097152ULL, 8388608ULL, 4, 0, 0, true, 0, { },
+	  0, { } },
 };
 
 static const struct rmbd_listener_info fake_listeners[] = {
@@ -80,12 +82,13 @@ static const struct rmbd_listener_info fake_listeners[] = {
 
 static const struct rmbd_dev_info fake_devs[] = {
 	{ 0, "rmbd0", 1073741824ULL, 67108864ULL, RMBD_DEV_STATE_LIVE,
-	  "10.200.0.1", 7470, "foo", 2, 128, 0, 2, 60, 0, false, "rmbd:uuid:0a" },
+	  "10.200.0.1", 7470, "foo", 2, 128, 0, 2, 60, 0, false, "rmbd:uuid:0a",
+	  false },
 	{ 3, "rmbd3", 8388608ULL, 2097152ULL, RMBD_DEV_STATE_FAILED,
-	  "fd00::1", 7471, "bar.2", 1, 16, 1, 2, 0, 0, false, "" },
+	  "fd00::1", 7471, "bar.2", 1, 16, 1, 2, 0, 0, false, "", false },
 	{ 6, "rmbd6", 4294967296ULL, 1073741824ULL,
 	  RMBD_DEV_STATE_RECONNECTING, "10.200.0.2", 7470, "baz", 4, 128, 0,
-	  5, 300, 3, true, "h6" },
+	  5, 300, 3, true, "h6", false },
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -160,9 +163,11 @@ int rmbd_export_create(struct rmbd_ctx *ctx,
 }
 
 int rmbd_export_host_add(struct rmbd_ctx *ctx, const char *name,
-			 const char *host)
+			 const char *host, const uint8_t *secret,
+			 size_t secret_len)
 {
-	fake_log("export_host_add %s %s", name, host);
+	fake_log("export_host_add %s %s secret %zu%s", name, host, secret_len,
+		 secret ? (secret[0] == 0x9d ? " 9d..." : " ?") : "");
 	return fake_fail(ctx, name);
 }
 
@@ -264,11 +269,12 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 
 	if (opts->has_loss_timeout)
 		snprintf(loss, sizeof(loss), "%u", opts->loss_timeout);
-	fake_log("dev_connect %s %u %s %u %u %u %u %s %d %s", opts->addr,
+	fake_log("dev_connect %s %u %s %u %u %u %u %s %d %s %zu", opts->addr,
 		 opts->port, opts->export_name, opts->nr_io_queues,
 		 opts->queue_depth, opts->nr_poll_queues,
 		 opts->reconnect_delay, loss, opts->shared,
-		 opts->host ? opts->host : "-");
+		 opts->host ? opts->host : "-",
+		 opts->secret ? opts->secret_len : 0);
 	if (fake_fail(ctx, opts->export_name))
 		return -EINVAL;
 	if (!strcmp(opts->export_name, "denied")) {
@@ -297,6 +303,7 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 	out->shared = opts->shared;
 	snprintf(out->host, sizeof(out->host), "%s",
 		 opts->host ? opts->host : "rmbd:uuid:default");
+	out->auth = opts->secret != NULL;
 	return 0;
 }
 

@@ -20,16 +20,20 @@ rmbd() { rmbd_cli "$@"; }
 say "Soft-RoCE: rxe0 over the dummy netdev d0 ($RMBD_ADDR)"
 run rdma link show
 
-say "Target side: export 1 GiB of RAM as 'demo' and listen on $RMBD_ADDR:$RMBD_PORT"
+say "Target side: export 1 GiB of RAM as 'demo' to this host, which must prove it has a secret, and listen on $RMBD_ADDR:$RMBD_PORT"
 run rmbd host
-run rmbd export add demo size 1G hosts "$(rmbd host)"
+secret=/run/rmbd-demo.secret
+rm -f "$secret"
+run rmbd secret generate "$secret"
+run rmbd export add demo size 1G
+run rmbd export host add demo "$(rmbd host)" secret-file "$secret"
 run rmbd listener add "$RMBD_ADDR"
 run rmbd export show
 run rmbd listener show
 
 say "Client side: connect to the export over RDMA"
-printf '$ rmbd dev connect addr %s export demo\n' "$RMBD_ADDR"
-dev=$(rmbd dev connect addr "$RMBD_ADDR" export demo)
+printf '$ rmbd dev connect addr %s export demo secret-file %s\n' "$RMBD_ADDR" "$secret"
+dev=$(rmbd dev connect addr "$RMBD_ADDR" export demo secret-file "$secret")
 echo "$dev"
 wait_node "/dev/$dev" || fail "/dev/$dev did not appear"
 run rmbd dev show
@@ -60,8 +64,8 @@ run rmbd dev show
 echo 3 > /proc/sys/vm/drop_caches
 
 say "Reconnect, mount again and verify every checksum"
-printf '$ rmbd dev connect addr %s export demo\n' "$RMBD_ADDR"
-dev=$(rmbd dev connect addr "$RMBD_ADDR" export demo)
+printf '$ rmbd dev connect addr %s export demo secret-file %s\n' "$RMBD_ADDR" "$secret"
+dev=$(rmbd dev connect addr "$RMBD_ADDR" export demo secret-file "$secret")
 echo "$dev"
 wait_node "/dev/$dev" || fail "/dev/$dev did not appear"
 run rmbd dev show
@@ -110,9 +114,10 @@ run cat /proc/swaps
 [[ $(wc -l < /proc/swaps) -le 1 ]] || fail "swap already in use: $(tail -n +2 /proc/swaps)"
 
 say "A second export, 'swap', of 512 MiB; mkswap and swapon on its device"
-run rmbd export add swap size 512M hosts "$(rmbd host)"
-printf '$ rmbd dev connect addr %s export swap\n' "$RMBD_ADDR"
-dev=$(rmbd dev connect addr "$RMBD_ADDR" export swap)
+run rmbd export add swap size 512M
+run rmbd export host add swap "$(rmbd host)" secret-file "$secret"
+printf '$ rmbd dev connect addr %s export swap secret-file %s\n' "$RMBD_ADDR" "$secret"
+dev=$(rmbd dev connect addr "$RMBD_ADDR" export swap secret-file "$secret")
 echo "$dev"
 wait_node "/dev/$dev" || fail "/dev/$dev did not appear"
 run mkswap "/dev/$dev"

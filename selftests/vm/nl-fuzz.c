@@ -266,21 +266,33 @@ static const char *const target_cmds[] = {
 	[RMBD_TARGET_CMD_LISTENER_ADD] = "LISTENER_ADD",
 	[RMBD_TARGET_CMD_LISTENER_DEL] = "LISTENER_DEL",
 	[RMBD_TARGET_CMD_LISTENER_GET] = "LISTENER_GET",
+	[RMBD_TARGET_CMD_SESSION_EVENT] = "SESSION_EVENT",
+	[RMBD_TARGET_CMD_EXPORT_HOST_ADD] = "EXPORT_HOST_ADD",
+	[RMBD_TARGET_CMD_EXPORT_HOST_DEL] = "EXPORT_HOST_DEL",
 };
 
 static const char *const client_cmds[] = {
 	[RMBD_CLIENT_CMD_DEV_CONNECT] = "DEV_CONNECT",
 	[RMBD_CLIENT_CMD_DEV_DISCONNECT] = "DEV_DISCONNECT",
 	[RMBD_CLIENT_CMD_DEV_GET] = "DEV_GET",
+	[RMBD_CLIENT_CMD_DEV_EVENT] = "DEV_EVENT",
 };
+
+/* A command added to a family gets its name here. */
+_Static_assert(ARRAY_SIZE(target_cmds) == RMBD_TARGET_CMD_MAX + 1,
+	       "target_cmds lacks a command");
+_Static_assert(ARRAY_SIZE(client_cmds) == RMBD_CLIENT_CMD_MAX + 1,
+	       "client_cmds lacks a command");
 
 static const char *cmd_name(enum fam fam, int cmd)
 {
-	if (fam == TARGET && cmd > 0 && cmd <= RMBD_TARGET_CMD_MAX)
-		return target_cmds[cmd];
-	if (fam == CLIENT && cmd > 0 && cmd <= RMBD_CLIENT_CMD_MAX)
-		return client_cmds[cmd];
-	return "UNKNOWN_CMD";
+	const char *n = NULL;
+
+	if (fam == TARGET && cmd > 0 && cmd < (int)ARRAY_SIZE(target_cmds))
+		n = target_cmds[cmd];
+	if (fam == CLIENT && cmd > 0 && cmd < (int)ARRAY_SIZE(client_cmds))
+		n = client_cmds[cmd];
+	return n ? n : "UNKNOWN_CMD";
 }
 
 /* The refusals a malformed request may get. */
@@ -640,7 +652,7 @@ static void hexdump(const unsigned char *b, size_t len, size_t max)
 
 /* Policy types, as in the kernel's nla_policy tables. */
 enum ptype { P_UNSPEC, P_U8, P_U16, P_U32, P_U64, P_STR, P_FLAG, P_REJECT,
-	     P_NEST };
+	     P_NEST, P_BIN };
 
 /* What the generator puts in an attribute. */
 enum vclass {
@@ -653,7 +665,7 @@ enum vclass {
 
 struct apol {
 	enum ptype type;
-	uint16_t len;		/* P_STR: longest string, no NUL */
+	uint16_t len;		/* P_STR: longest string, no NUL; P_BIN: most bytes */
 	uint8_t check;		/* CK_MIN, CK_MAX */
 	uint64_t min, max;
 	enum vclass v;
@@ -671,6 +683,7 @@ struct apol {
 	{ .type = (t), .check = CK_MAX, .max = (hi), .v = (vc) }
 #define POL_REJECT	{ .type = P_REJECT }
 #define POL_NEST(pol)	{ .type = P_NEST, .nest = (pol) }
+#define POL_BIN(l)	{ .type = P_BIN, .len = (l), .v = V_RAW }
 
 /* Mirrors rmbd_t_host_policy: what an EXPORT_HOSTS nest may hold. */
 static const struct apol target_host_pol[RMBD_TARGET_ATTR_MAX + 1] = {
@@ -699,6 +712,8 @@ static const struct apol target_pol[RMBD_TARGET_ATTR_MAX + 1] = {
 	[RMBD_TARGET_ATTR_HOST]		= POL_STR(RMBD_HOST_MAX - 1, V_HOST),
 	[RMBD_TARGET_ATTR_EXPORT_HOSTS]	= POL_NEST(target_host_pol),
 	[RMBD_TARGET_ATTR_SESSION_HOST]	= POL_REJECT,
+	[RMBD_TARGET_ATTR_SECRET]	= POL_BIN(RMBD_SECRET_MAX),
+	[RMBD_TARGET_ATTR_EXPORT_AUTH_HOSTS] = POL_REJECT,
 };
 
 /* Mirrors rmbd_c_policy in kmod/client/netlink.c. */
@@ -729,6 +744,8 @@ static const struct apol client_pol[RMBD_CLIENT_ATTR_MAX + 1] = {
 	[RMBD_CLIENT_ATTR_EVENT]	= POL_REJECT,
 	[RMBD_CLIENT_ATTR_SHARED]	= POL_INT(P_FLAG, V_FLAG),
 	[RMBD_CLIENT_ATTR_HOST]		= POL_STR(RMBD_HOST_MAX - 1, V_HOST),
+	[RMBD_CLIENT_ATTR_SECRET]	= POL_BIN(RMBD_SECRET_MAX),
+	[RMBD_CLIENT_ATTR_AUTH]		= POL_REJECT,
 };
 
 enum effect { E_NONE, E_CREATE, E_DELETE };
@@ -740,7 +757,7 @@ struct op {
 	bool reply;		/* a doit that succeeds replies */
 	enum effect effect;
 	uint16_t req[2];	/* required, in the order checked */
-	uint16_t opt[8];
+	uint16_t opt[9];
 };
 
 static const struct op target_ops[] = {
@@ -749,7 +766,8 @@ static const struct op target_ops[] = {
 	  { RMBD_TARGET_ATTR_EXPORT_SLAB_SIZE, RMBD_TARGET_ATTR_EXPORT_ANY_HOST,
 	    RMBD_TARGET_ATTR_EXPORT_HOSTS } },
 	{ RMBD_TARGET_CMD_EXPORT_HOST_ADD, true, false, false, E_NONE,
-	  { RMBD_TARGET_ATTR_EXPORT_NAME, RMBD_TARGET_ATTR_HOST } },
+	  { RMBD_TARGET_ATTR_EXPORT_NAME, RMBD_TARGET_ATTR_HOST },
+	  { RMBD_TARGET_ATTR_SECRET } },
 	{ RMBD_TARGET_CMD_EXPORT_HOST_DEL, true, false, false, E_NONE,
 	  { RMBD_TARGET_ATTR_EXPORT_NAME, RMBD_TARGET_ATTR_HOST } },
 	{ RMBD_TARGET_CMD_EXPORT_DEL, true, false, false, E_DELETE,
@@ -771,7 +789,8 @@ static const struct op client_ops[] = {
 	  { RMBD_CLIENT_ATTR_PORT, RMBD_CLIENT_ATTR_NR_IO_QUEUES,
 	    RMBD_CLIENT_ATTR_NR_POLL_QUEUES, RMBD_CLIENT_ATTR_QUEUE_DEPTH,
 	    RMBD_CLIENT_ATTR_RECONNECT_DELAY, RMBD_CLIENT_ATTR_LOSS_TIMEOUT,
-	    RMBD_CLIENT_ATTR_SHARED, RMBD_CLIENT_ATTR_HOST } },
+	    RMBD_CLIENT_ATTR_SHARED, RMBD_CLIENT_ATTR_HOST,
+	    RMBD_CLIENT_ATTR_SECRET } },
 	{ RMBD_CLIENT_CMD_DEV_DISCONNECT, true, false, false, E_DELETE,
 	  { RMBD_CLIENT_ATTR_DEV_INDEX }, { RMBD_CLIENT_ATTR_FORCE } },
 	{ RMBD_CLIENT_CMD_DEV_GET, true, true, true, E_NONE,
@@ -1453,6 +1472,12 @@ static bool model_stream(const unsigned char *h, uint32_t off, int rem,
 				return false;
 			}
 			break;
+		case P_BIN:
+			if (dlen > p->len) {
+				refuse(x, ERANGE, off, true, "binary too long");
+				return false;
+			}
+			break;
 		case P_NEST:
 			if (!dlen)
 				break;
@@ -1625,6 +1650,24 @@ static void model_doit(const unsigned char *h, struct expect *x)
 		refuse(x, EINVAL, -1, true, "hosts or any_host on a host command");
 		return;
 	}
+	if (x->fam == TARGET && x->tb[RMBD_TARGET_ATTR_SECRET] >= 0 &&
+	    (x->cmd == RMBD_TARGET_CMD_EXPORT_HOST_ADD ||
+	     x->cmd == RMBD_TARGET_CMD_EXPORT_HOST_DEL) &&
+	    (x->cmd == RMBD_TARGET_CMD_EXPORT_HOST_DEL ||
+	     get16(h + x->tb[RMBD_TARGET_ATTR_SECRET]) - NLA_HDRLEN <
+	     RMBD_SECRET_MIN)) {
+		refuse(x, EINVAL, x->tb[RMBD_TARGET_ATTR_SECRET], true,
+		       "a secret on host del, or a short one");
+		return;
+	}
+	if (x->fam == CLIENT && x->cmd == RMBD_CLIENT_CMD_DEV_CONNECT &&
+	    x->tb[RMBD_CLIENT_ATTR_SECRET] >= 0 &&
+	    (get16(h + x->tb[RMBD_CLIENT_ATTR_SECRET]) - NLA_HDRLEN <
+	     RMBD_SECRET_MIN || x->tb[RMBD_CLIENT_ATTR_HOST] < 0)) {
+		refuse(x, EINVAL, x->tb[RMBD_CLIENT_ATTR_SECRET], true,
+		       "a short secret, or one without a host");
+		return;
+	}
 	/* rmbd_c_connect() and rmbd_t_export_host(): before anything else. */
 	if (((x->fam == CLIENT && x->cmd == RMBD_CLIENT_CMD_DEV_CONNECT) ||
 	     (x->fam == TARGET && x->cmd == RMBD_TARGET_CMD_EXPORT_HOST_ADD)) &&
@@ -1658,6 +1701,11 @@ static void model_doit(const unsigned char *h, struct expect *x)
 		if (x->tb[RMBD_TARGET_ATTR_HOST] >= 0) {
 			refuse(x, EINVAL, x->tb[RMBD_TARGET_ATTR_HOST], true,
 			       "a top-level host on export add");
+			return;
+		}
+		if (x->tb[RMBD_TARGET_ATTR_SECRET] >= 0) {
+			refuse(x, EINVAL, x->tb[RMBD_TARGET_ATTR_SECRET], true,
+			       "a secret on export add");
 			return;
 		}
 		if (x->tb[RMBD_TARGET_ATTR_EXPORT_HOSTS] >= 0 &&

@@ -46,6 +46,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <linux/if_alg.h>
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 #include <linux/rmbd_proto.h>
@@ -99,6 +104,8 @@ struct peer {
 	const char *port;
 	const char *export;
 	const char *host;		/* --host; NULL: none */
+	uint8_t secret[RMBD_SECRET_MAX];	/* --secret-file */
+	size_t secret_len;
 	unsigned int seconds;
 	long interval_ms;		/* < 0: a third of the timeout */
 
@@ -136,6 +143,10 @@ struct peer {
 	uint32_t timeout_ms;
 	uint64_t export_id;
 	bool opened;
+	bool auth;			/* the OPEN reply asked for AUTH */
+	const char *opened_name;	/* the export OPEN opened */
+	uint8_t nc[RMBD_CHALLENGE_LEN];	/* our challenge */
+	uint8_t nt[RMBD_CHALLENGE_LEN];	/* the target's */
 
 	uint64_t last_sent_ns;		/* CLOCK_MONOTONIC */
 	uint64_t last_sent_us;		/* CLOCK_REALTIME */
@@ -539,6 +550,8 @@ static const char *op_name(uint16_t op)
 		return "CLOSE";
 	case RMBD_OP_KEEPALIVE:
 		return "KEEPALIVE";
+	case RMBD_OP_AUTH:
+		return "AUTH";
 	default:
 		return "request";
 	}
@@ -654,6 +667,7 @@ static int act_open(struct peer *p, const char *arg)
 	uint8_t buf[RMBD_MSG_SIZE];
 	struct rmbd_open_rsp *rsp = (struct rmbd_open_rsp *)buf;
 	const char *name = arg ? arg : p->export;
+	uint8_t nc[RMBD_CHALLENGE_LEN];
 	size_t n;
 	int ret;
 
@@ -663,6 +677,9 @@ static int act_open(struct peer *p, const char *arg)
 	/* A name of 64 characters or more goes without its NUL. */
 	n = strlen(name);
 	memcpy(req->name, name, n < RMBD_NAME_LEN ? n : RMBD_NAME_LEN);
+	if (getrandom(nc, sizeof(nc), 0) != sizeof(nc))
+		return fail("open: getrandom: %s", strerror(errno));
+	memcpy(req->challenge, nc, sizeof(nc));
 	/* Likewise a host identity of 128 characters or more. */
 	if (p->host) {
 		n = strlen(p->host);
@@ -687,8 +704,13 @@ static int act_open(struct peer *p, const char *arg)
 		return fail("OPEN: invalid geometry: size %" PRIu64 " slab_size %" PRIu64 " nr_slabs %u",
 			    p->size, p->slab_size, p->nr_slabs);
 	p->opened = true;
-	say("opened size %" PRIu64 " slab_size %" PRIu64 " nr_slabs %u session_timeout_ms %u export_id %016" PRIx64,
-	    p->size, p->slab_size, p->nr_slabs, p->timeout_ms, p->export_id);
+	p->opened_name = name;
+	memcpy(p->nc, nc, sizeof(nc));
+	p->auth = le32toh(rsp->flags) & RMBD_OPEN_AUTH;
+	memcpy(p->nt, rsp->challenge, sizeof(p->nt));
+	say("opened size %" PRIu64 " slab_size %" PRIu64 " nr_slabs %u session_timeout_ms %u export_id %016" PRIx64 " auth %d",
+	    p->size, p->slab_size, p->nr_slabs, p->timeout_ms, p->export_id,
+	    p->auth);
 	return 0;
 }
 
@@ -768,6 +790,143 @@ static int act_ping(struct peer *p, const char *arg)
 	(void)arg;
 	ret = keepalive_once(p);
 	return ret ? xfer_failed(p, ret, "KEEPALIVE") : 0;
+}
+
+/* HMAC-SHA-256 of the iov with the kernel's crypto API (AF_ALG). */
+static int hmac_sha256(const uint8_t *key, size_t klen,
+		       const struct iovec *iov, int n, uint8_t *out)
+{
+	struct sockaddr_alg sa = {
+		.salg_family = AF_ALG,
+		.salg_type = "hash",
+		.salg_name = "hmac(sha256)",
+	};
+	int tfm, op = -1, i, ret = -1;
+
+	tfm = socket(AF_ALG, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (tfm < 0)
+		return -1;
+	if (bind(tfm, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    setsockopt(tfm, SOL_ALG, ALG_SET_KEY, key, (socklen_t)klen))
+		goto out;
+	op = accept(tfm, NULL, 0);
+	if (op < 0)
+		goto out;
+	for (i = 0; i < n; i++)
+		if (send(op, iov[i].iov_base, iov[i].iov_len,
+			 i < n - 1 ? MSG_MORE : 0) != (ssize_t)iov[i].iov_len)
+			goto out;
+	if (read(op, out, RMBD_RESPONSE_LEN) == RMBD_RESPONSE_LEN)
+		ret = 0;
+out:
+	if (op >= 0)
+		close(op);
+	close(tfm);
+	return ret;
+}
+
+/* The answer of struct rmbd_auth_msg, the client's or the target's. */
+static int auth_response(struct peer *p, bool target, uint8_t *out)
+{
+	static const char labels[2][16] = { "rmbd v2 client", "rmbd v2 target" };
+	char host[RMBD_HOST_LEN] = { 0 }, name[RMBD_NAME_LEN] = { 0 };
+	uint64_t sid = htole64(p->session_id);
+	struct iovec iov[] = {
+		{ (void *)labels[target], 16 },
+		{ &sid, sizeof(sid) },
+		{ target ? p->nc : p->nt, RMBD_CHALLENGE_LEN },
+		{ target ? p->nt : p->nc, RMBD_CHALLENGE_LEN },
+		{ host, sizeof(host) },
+		{ name, sizeof(name) },
+	};
+
+	if (p->host)
+		strncpy(host, p->host, sizeof(host) - 1);
+	strncpy(name, p->opened_name, sizeof(name) - 1);
+	return hmac_sha256(p->secret, p->secret_len, iov, 6, out);
+}
+
+static void hex(const uint8_t *b, size_t n, char *out)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", b[i]);
+}
+
+/*
+ * Step "auth[:wrong|:HEX]": answer the target's challenge with the
+ * secret (--secret-file), a wrong answer (one bit flipped), or the
+ * answer HEX (say, one an earlier session printed); then check the
+ * target's answer.
+ */
+static int act_auth(struct peer *p, const char *arg)
+{
+	struct rmbd_auth_msg *req = (struct rmbd_auth_msg *)send_buf(p);
+	uint8_t buf[RMBD_MSG_SIZE], want[RMBD_RESPONSE_LEN];
+	struct rmbd_auth_msg *rsp = (struct rmbd_auth_msg *)buf;
+	char text[2 * RMBD_RESPONSE_LEN + 1];
+	unsigned int i, v;
+	int ret;
+
+	if (!p->opened)
+		return fail("auth: open first");
+	memset(req, 0, RMBD_MSG_SIZE);
+	if (arg && strcmp(arg, "wrong")) {
+		if (strlen(arg) != 2 * RMBD_RESPONSE_LEN ||
+		    strspn(arg, "0123456789abcdefABCDEF") != strlen(arg))
+			return fail("auth: '%s' is no answer of 64 hex digits", arg);
+		for (i = 0; i < RMBD_RESPONSE_LEN; i++) {
+			if (sscanf(arg + 2 * i, "%2x", &v) != 1)
+				return fail("auth: '%s' is no answer of 64 hex digits", arg);
+			req->response[i] = (uint8_t)v;
+		}
+	} else {
+		if (!p->secret_len)
+			return fail("auth: no --secret-file");
+		if (auth_response(p, false, req->response))
+			return fail("auth: HMAC-SHA-256 through AF_ALG: %s", strerror(errno));
+		if (arg)
+			req->response[0] ^= 1;
+	}
+	hex(req->response, RMBD_RESPONSE_LEN, text);
+	say("auth-response %s", text);
+	ret = xfer(p, RMBD_OP_AUTH, sizeof(*req), buf, sizeof(*rsp));
+	if (ret)
+		return xfer_failed(p, ret, "AUTH");
+	if (!p->secret_len || auth_response(p, true, want))
+		return fail("auth: cannot check the target's answer");
+	say("target-proved %s", memcmp(want, rsp->response, sizeof(want)) ? "no" : "yes");
+	return memcmp(want, rsp->response, sizeof(want)) ? PEER_OTHER : 0;
+}
+
+/* A secret file: one line of 64 to 128 hex digits. */
+static int read_secret(const char *path, uint8_t *buf, size_t *len)
+{
+	char line[2 * RMBD_SECRET_MAX + 2];
+	unsigned int v;
+	size_t n, i;
+	FILE *f = fopen(path, "re");
+
+	if (!f || !fgets(line, sizeof(line), f)) {
+		fprintf(stderr, "rmbd-peer: cannot read %s\n", path);
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	fclose(f);
+	n = strcspn(line, "\n");
+	if (n % 2 || n < 2 * RMBD_SECRET_MIN || n > 2 * RMBD_SECRET_MAX) {
+		fprintf(stderr, "rmbd-peer: %s holds no secret\n", path);
+		return -1;
+	}
+	for (i = 0; i < n / 2; i++) {
+		if (sscanf(line + 2 * i, "%2x", &v) != 1)
+			return -1;
+		buf[i] = (uint8_t)v;
+	}
+	*len = n / 2;
+	return 0;
 }
 
 /* Wait until the connection ends or @deadline_ns passes. */
@@ -879,6 +1038,7 @@ static const struct peer_action peer_actions[] = {
 	{ "silent", act_silent, "send nothing for --seconds; expect the target to end the session" },
 	{ "keepalive", act_keepalive, "keepalives for --seconds; expect the session to stay" },
 	{ "close", act_close, "CLOSE; expect the target to end the session" },
+	{ "auth", act_auth, "AUTH with --secret-file's answer, or :wrong, or :HEX" },
 };
 
 #define PEER_MAX_STEPS	64
@@ -971,6 +1131,7 @@ static void print_usage(FILE *f)
 		"  --open-then MODE   connect, open, map (with --map), then MODE\n"
 		"  --keepalive        --open-then keepalive\n"
 		"  --host ID          the host identity OPEN gives (default: none)\n"
+		"  --secret-file F    the host's secret, for the auth step\n"
 		"  --seconds N        how long silent and keepalive hold (default 10)\n"
 		"  --interval-ms MS   keepalive interval (default: a third of the\n"
 		"                     target's session timeout)\n"
@@ -987,6 +1148,7 @@ int main(int argc, char **argv)
 		{ "port", required_argument, NULL, 'p' },
 		{ "export", required_argument, NULL, 'e' },
 		{ "host", required_argument, NULL, 'H' },
+		{ "secret-file", required_argument, NULL, 'S' },
 		{ "seconds", required_argument, NULL, 's' },
 		{ "interval-ms", required_argument, NULL, 'i' },
 		{ "map", no_argument, NULL, 'm' },
@@ -1008,7 +1170,7 @@ int main(int argc, char **argv)
 	int c, i, n = 0, ret = 0;
 	unsigned long v;
 
-	while ((c = getopt_long(argc, argv, "a:p:e:H:s:i:mo:kd:h", opts,
+	while ((c = getopt_long(argc, argv, "a:p:e:H:S:s:i:mo:kd:h", opts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'a':
@@ -1022,6 +1184,10 @@ int main(int argc, char **argv)
 			break;
 		case 'H':
 			p.host = optarg;
+			break;
+		case 'S':
+			if (read_secret(optarg, p.secret, &p.secret_len))
+				return 2;
 			break;
 		case 's':
 		case 'i':

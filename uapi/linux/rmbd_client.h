@@ -21,6 +21,8 @@
 #define RMBD_EXPORT_NAME_MAX		64	/* including the NUL */
 #define RMBD_ADDR_MAX			64	/* including the NUL */
 #define RMBD_HOST_MAX			128	/* including the NUL */
+#define RMBD_SECRET_MIN			32	/* bytes of a host's secret */
+#define RMBD_SECRET_MAX			64
 #endif
 
 #define RMBD_MAX_IO_QUEUES		256
@@ -130,6 +132,10 @@ enum rmbd_dev_event {
  *	the target (1..127 bytes of [A-Za-z0-9._:-], not starting with a dot
  *	or a dash); without it, none, which only an export that allows any
  *	host takes.  Output: the identity given, "" for none.
+ * @RMBD_CLIENT_ATTR_SECRET: binary, 32..64 bytes, DEV_CONNECT only: the
+ *	host's secret; the device then proves it has it, and requires the
+ *	target to prove it too, at every connect.  Input only.
+ * @RMBD_CLIENT_ATTR_AUTH: flag, output: the device authenticates.
  * @RMBD_CLIENT_ATTR_SHARED: flag, DEV_CONNECT even when another device of
  *	this host is connected, connecting or reconnecting to the same
  *	export of the same target (address and port); without it such a
@@ -156,6 +162,8 @@ enum rmbd_client_attr {
 	RMBD_CLIENT_ATTR_EVENT,
 	RMBD_CLIENT_ATTR_SHARED,
 	RMBD_CLIENT_ATTR_HOST,
+	RMBD_CLIENT_ATTR_SECRET,
+	RMBD_CLIENT_ATTR_AUTH,
 
 	__RMBD_CLIENT_ATTR_MAX,
 	RMBD_CLIENT_ATTR_MAX = __RMBD_CLIENT_ATTR_MAX - 1

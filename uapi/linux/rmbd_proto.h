@@ -107,6 +107,9 @@ struct rmbd_cm_rej {
  * @RMBD_OP_CLOSE: the client is leaving; the target releases the session
  * @RMBD_OP_KEEPALIVE: the client is alive (a bare header both ways); any
  *	admin message restarts the target's session timeout
+ * @RMBD_OP_AUTH: the client's answer to the target's challenge; the
+ *	reply carries the target's answer to the client's (struct
+ *	rmbd_auth_msg both ways)
  *
  * A reply carries the request's opcode with RMBD_OP_REPLY set, its tag and
  * a status.
@@ -116,6 +119,7 @@ enum rmbd_opcode {
 	RMBD_OP_MAP		= 2,
 	RMBD_OP_CLOSE		= 3,
 	RMBD_OP_KEEPALIVE	= 4,
+	RMBD_OP_AUTH		= 5,
 };
 
 #define RMBD_OP_REPLY		0x8000
@@ -135,6 +139,15 @@ struct rmbd_msg_hdr {
 #define RMBD_NAME_LEN		64
 #define RMBD_HOST_LEN		128
 
+/* Authentication: random challenges, HMAC-SHA-256 answers. */
+#define RMBD_CHALLENGE_LEN	32
+#define RMBD_RESPONSE_LEN	32
+#define RMBD_SECRET_MIN			32	/* bytes of a host's secret */
+#define RMBD_SECRET_MAX			64
+
+/* struct rmbd_open_rsp flags */
+#define RMBD_OPEN_AUTH		(1U << 0)	/* answer the challenge first */
+
 /**
  * struct rmbd_open_req - open an export
  * @hdr: header, opcode RMBD_OP_OPEN
@@ -144,8 +157,8 @@ struct rmbd_msg_hdr {
  *	export that allows any host takes a host without identity)
  * @flags: zero (read-only and shared opens are to come)
  * @reserved: zero
- * @challenge: zero (authentication is to come: the client's challenge,
- *	which the target answers after the client answered the target's)
+ * @challenge: the client's random challenge, which the target answers in
+ *	the reply to RMBD_OP_AUTH (when it authenticates this host)
  */
 struct rmbd_open_req {
 	struct rmbd_msg_hdr	hdr;
@@ -153,7 +166,7 @@ struct rmbd_open_req {
 	char			host[RMBD_HOST_LEN];
 	__le32			flags;
 	__u8			reserved[4];
-	__u8			challenge[32];
+	__u8			challenge[RMBD_CHALLENGE_LEN];
 };
 
 /**
@@ -169,10 +182,10 @@ struct rmbd_open_req {
  * @export_id: random, fixed for the export's life: a client that
  *	reconnects and finds another id knows the contents it had are gone
  *	(the export was deleted and created again, or the target restarted)
- * @flags: zero (authentication is to come: a challenge to answer before
- *	any MAP)
+ * @flags: RMBD_OPEN_AUTH: the target holds a secret for this host and
+ *	takes no MAP before RMBD_OP_AUTH answered @challenge
  * @reserved: zero
- * @challenge: zero
+ * @challenge: with RMBD_OPEN_AUTH, the target's random challenge; zero
  */
 struct rmbd_open_rsp {
 	struct rmbd_msg_hdr	hdr;
@@ -183,7 +196,21 @@ struct rmbd_open_rsp {
 	__le64			export_id;
 	__le32			flags;
 	__le32			reserved;
-	__u8			challenge[32];
+	__u8			challenge[RMBD_CHALLENGE_LEN];
+};
+
+/**
+ * struct rmbd_auth_msg - RMBD_OP_AUTH request and reply
+ * @hdr: header
+ * @response: HMAC-SHA-256, keyed with the host's secret, of the label
+ *	"rmbd v2 client\0\0" (request) or "rmbd v2 target\0\0" (reply),
+ *	the session id (le64), the other side's challenge, then one's own,
+ *	the host identity (RMBD_HOST_LEN bytes, NUL padded) and the export
+ *	name (RMBD_NAME_LEN bytes, NUL padded)
+ */
+struct rmbd_auth_msg {
+	struct rmbd_msg_hdr	hdr;
+	__u8			response[RMBD_RESPONSE_LEN];
 };
 
 /**

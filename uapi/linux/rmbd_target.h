@@ -21,6 +21,8 @@
 #define RMBD_EXPORT_NAME_MAX		64	/* including the NUL */
 #define RMBD_ADDR_MAX			64	/* including the NUL */
 #define RMBD_HOST_MAX			128	/* including the NUL */
+#define RMBD_SECRET_MIN			32	/* bytes of a host's secret */
+#define RMBD_SECRET_MAX			64
 #endif
 
 /*
@@ -116,6 +118,12 @@ enum rmbd_session_event {
  *	input, and output
  * @RMBD_TARGET_ATTR_SESSION_HOST: string, output of SESSION_EVENT: the
  *	host identity the client gave, "" for none
+ * @RMBD_TARGET_ATTR_EXPORT_AUTH_HOSTS: nested, HOST attributes, output:
+ *	the export's hosts that have a secret (a subset of EXPORT_HOSTS)
+ * @RMBD_TARGET_ATTR_SECRET: binary, RMBD_SECRET_MIN..RMBD_SECRET_MAX
+ *	bytes, EXPORT_HOST_ADD only: the host must prove it has it before it
+ *	maps any slab (HMAC-SHA-256 challenge-response both ways).  Input
+ *	only: never in a reply, a dump or the log.
  */
 enum rmbd_target_attr {
 	RMBD_TARGET_ATTR_UNSPEC,
@@ -138,6 +146,8 @@ enum rmbd_target_attr {
 	RMBD_TARGET_ATTR_HOST,
 	RMBD_TARGET_ATTR_EXPORT_HOSTS,
 	RMBD_TARGET_ATTR_SESSION_HOST,
+	RMBD_TARGET_ATTR_SECRET,
+	RMBD_TARGET_ATTR_EXPORT_AUTH_HOSTS,
 
 	__RMBD_TARGET_ATTR_MAX,
 	RMBD_TARGET_ATTR_MAX = __RMBD_TARGET_ATTR_MAX - 1

@@ -94,10 +94,24 @@ target_setup open 16M any_host
 dev=$(dev_connect open host nqn.x:anyone)
 dev_disconnect "$dev"
 
-# Bad identities, from the CLI and from the kernel's side.
-rmbd_fails "a host with a slash" dev connect addr "$RMBD_ADDR" export open host a/b
-rmbd_fails "a host with a space" export host add open "a b"
-rmbd_fails "a host of 200 characters" export host add open "$(printf 'h%.0s' $(seq 200))"
+# Bad identities: the CLI refuses them itself (a usage error, exit 2),
+# the kernel refuses them over netlink (nl-fuzz) and in OPEN: a peer's
+# host with a slash gets EINVAL, a session neither opened nor up.
+bad_host() {	# WHAT ARGS...
+	local what=$1 rc=0
+	shift
+	rmbd_cli "$@" > /dev/null 2> "$out/err" || rc=$?
+	(( rc == 2 )) && grep -q "^rmbd: invalid host identity" "$out/err" ||
+		fail "$what: exit $rc, $(tr '\n' ' ' < "$out/err")"
+}
+bad_host "a host with a slash" dev connect addr "$RMBD_ADDR" export open host a/b
+bad_host "a host with a space" export host add open "a b"
+bad_host "a host of 200 characters" export host add open "$(printf 'h%.0s' $(seq 200))"
+rc=0
+"$peer" --addr "$RMBD_ADDR" --export open --host a/b --do connect,open > "$out/bad" 2>&1 || rc=$?
+(( rc == 1 )) && grep -q 'OPEN: target answered Invalid argument' "$out/bad" ||
+	fail "a peer's host with a slash: exit $rc, $(tr '\n' ' ' < "$out/bad")"
+log "bad host identities refused by the CLI and, from a peer, by the target"
 
 # The session events name the host.
 sleep 1

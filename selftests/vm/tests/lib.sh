@@ -163,6 +163,32 @@ wait_gone() {
 	return 1
 }
 
+# Take the link d0 down until device DEV noticed (at least 2 s, at most
+# 20 s), bring it up, and wait up to 60 s for DEV to be live again with
+# its reconnect count up.  Timed by the clock: a command takes long on
+# the debug kernel.
+link_flap() {		# DEV
+	local dev=$1 before noticed=0 t0 state
+	before=$(dev_field "$dev" reconnects)
+	ip link set d0 down
+	t0=$(usec)
+	while :; do
+		[[ $(dev_field "$dev" state) != live ]] && noticed=1
+		(( $(usec) - t0 >= (noticed ? 2000000 : 20000000) )) && break
+		sleep 0.1
+	done
+	ip link set d0 up
+	(( noticed )) || fail "$dev stayed live with its link down for 20 s"
+	t0=$(usec)
+	while state=$(dev_field "$dev" state); [[ $state != live ]]; do
+		(( $(usec) - t0 < 60000000 )) ||
+			fail "$dev is $state 60 s after the link came back"
+		sleep 0.1
+	done
+	(( $(dev_field "$dev" reconnects) > before )) ||
+		fail "$dev live again, but its reconnect count stayed at $before"
+}
+
 # Start the target side: export NAME of SIZE and a listener (once).
 # The export allows this machine's host identity (rmbd host: the VMs
 # boot the host's root, so the guests share its /etc/machine-id), as an
