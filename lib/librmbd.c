@@ -420,6 +420,8 @@ static int rmbd_parse_export(struct nlattr **tb, void *arg)
 	if (tb[RMBD_TARGET_ATTR_EXPORT_MAPPED])
 		e->mapped = nla_get_u32(tb[RMBD_TARGET_ATTR_EXPORT_MAPPED]);
 	e->any_host = tb[RMBD_TARGET_ATTR_EXPORT_ANY_HOST] != NULL;
+	e->shared = tb[RMBD_TARGET_ATTR_EXPORT_SHARED] != NULL;
+	e->read_only = tb[RMBD_TARGET_ATTR_EXPORT_READ_ONLY] != NULL;
 	if (tb[RMBD_TARGET_ATTR_EXPORT_HOSTS]) {
 		struct nlattr *a;
 		int rem;
@@ -463,6 +465,10 @@ static int rmbd_put_export_opts(struct nl_msg *msg,
 				  opts->slab_size);
 	if (!ret && opts->any_host)
 		ret = nla_put_flag(msg, RMBD_TARGET_ATTR_EXPORT_ANY_HOST);
+	if (!ret && opts->shared)
+		ret = nla_put_flag(msg, RMBD_TARGET_ATTR_EXPORT_SHARED);
+	if (!ret && opts->read_only)
+		ret = nla_put_flag(msg, RMBD_TARGET_ATTR_EXPORT_READ_ONLY);
 	if (ret || !opts->nr_hosts)
 		return ret;
 	nest = nla_nest_start(msg, RMBD_TARGET_ATTR_EXPORT_HOSTS);
@@ -754,7 +760,26 @@ static int rmbd_parse_dev_info(struct nlattr **tb, void *arg)
 	if (tb[RMBD_CLIENT_ATTR_HOST])
 		nla_strlcpy(d->host, tb[RMBD_CLIENT_ATTR_HOST], sizeof(d->host));
 	d->auth = tb[RMBD_CLIENT_ATTR_AUTH] != NULL;
+	d->read_only = tb[RMBD_CLIENT_ATTR_READ_ONLY] != NULL;
 	return 0;
+}
+
+/* DEV_CONNECT's reply: the device, or before a refusal, the holder. */
+struct rmbd_connect_reply {
+	struct rmbd_dev_info dev;
+	char holder[RMBD_HOST_MAX];
+};
+
+static int rmbd_parse_connect(struct nlattr **tb, void *arg)
+{
+	struct rmbd_connect_reply *r = arg;
+
+	if (tb[RMBD_CLIENT_ATTR_HOLDER]) {
+		nla_strlcpy(r->holder, tb[RMBD_CLIENT_ATTR_HOLDER],
+			    sizeof(r->holder));
+		return 0;
+	}
+	return rmbd_parse_dev_info(tb, &r->dev);
 }
 
 /* The attributes of DEV_CONNECT; optional ones only when given. */
@@ -791,6 +816,8 @@ static int rmbd_put_connect_opts(struct nl_msg *msg,
 	if (!ret && opts->secret)
 		ret = nla_put(msg, RMBD_CLIENT_ATTR_SECRET, (int)opts->secret_len,
 			      opts->secret);
+	if (!ret && opts->read_only)
+		ret = nla_put_flag(msg, RMBD_CLIENT_ATTR_READ_ONLY);
 	return ret;
 }
 
@@ -798,6 +825,7 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 		     const struct rmbd_connect_opts *opts,
 		     struct rmbd_dev_info *out)
 {
+	struct rmbd_connect_reply r;
 	struct rmbd_connect_opts o;
 	char host[RMBD_HOST_MAX];
 	struct nl_msg *msg;
@@ -825,7 +853,13 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 		return ret;
 	if (rmbd_put_ret(msg, rmbd_put_connect_opts(msg, &o)))
 		return -EMSGSIZE;
-	return rmbd_do(ctx, RMBD_FAM_CLIENT, msg, rmbd_parse_dev_info, out);
+	memset(&r, 0, sizeof(r));
+	ret = rmbd_do(ctx, RMBD_FAM_CLIENT, msg, rmbd_parse_connect, &r);
+	if (ret == -EBUSY && r.holder[0])
+		rmbd_set_errmsg(ctx, "export in use by host %s", r.holder);
+	if (!ret && out)
+		*out = r.dev;
+	return ret;
 }
 
 static int rmbd_dev_msg(struct rmbd_ctx *ctx, uint8_t cmd, uint32_t index,
@@ -949,6 +983,7 @@ rmbd_client_event_policy[RMBD_CLIENT_ATTR_MAX + 1] = {
 	[RMBD_CLIENT_ATTR_SHARED]		= { .type = NLA_FLAG },
 	[RMBD_CLIENT_ATTR_HOST]			= { .type = NLA_STRING },
 	[RMBD_CLIENT_ATTR_AUTH]			= { .type = NLA_FLAG },
+	[RMBD_CLIENT_ATTR_READ_ONLY]		= { .type = NLA_FLAG },
 };
 
 static const struct nla_policy
@@ -958,7 +993,66 @@ rmbd_target_event_policy[RMBD_TARGET_ATTR_MAX + 1] = {
 	[RMBD_TARGET_ATTR_SESSION_ID]		= { .type = NLA_U64 },
 	[RMBD_TARGET_ATTR_SESSION_PEER]		= { .type = NLA_STRING },
 	[RMBD_TARGET_ATTR_SESSION_HOST]		= { .type = NLA_STRING },
+	[RMBD_TARGET_ATTR_SESSION_UP]		= { .type = NLA_FLAG },
+	[RMBD_TARGET_ATTR_SESSION_AUTH]		= { .type = NLA_FLAG },
+	[RMBD_TARGET_ATTR_SESSION_READ_ONLY]	= { .type = NLA_FLAG },
 };
+
+/* A session, from an event (checked by its policy) or a SESSION_GET dump. */
+static void rmbd_parse_session(struct nlattr **tb, struct rmbd_session_info *s)
+{
+	memset(s, 0, sizeof(*s));
+	if (tb[RMBD_TARGET_ATTR_SESSION_ID])
+		s->id = nla_get_u64(tb[RMBD_TARGET_ATTR_SESSION_ID]);
+	if (tb[RMBD_TARGET_ATTR_SESSION_PEER])
+		nla_strlcpy(s->peer, tb[RMBD_TARGET_ATTR_SESSION_PEER],
+			    sizeof(s->peer));
+	if (tb[RMBD_TARGET_ATTR_EXPORT_NAME])
+		nla_strlcpy(s->export_name, tb[RMBD_TARGET_ATTR_EXPORT_NAME],
+			    sizeof(s->export_name));
+	if (tb[RMBD_TARGET_ATTR_SESSION_HOST])
+		nla_strlcpy(s->host, tb[RMBD_TARGET_ATTR_SESSION_HOST],
+			    sizeof(s->host));
+	s->up = tb[RMBD_TARGET_ATTR_SESSION_UP] != NULL;
+	s->auth = tb[RMBD_TARGET_ATTR_SESSION_AUTH] != NULL;
+	s->read_only = tb[RMBD_TARGET_ATTR_SESSION_READ_ONLY] != NULL;
+}
+
+struct rmbd_session_walk {
+	int (*cb)(const struct rmbd_session_info *, void *);
+	void *arg;
+};
+
+static int rmbd_walk_session(struct nlattr **tb, void *arg)
+{
+	struct rmbd_session_walk *w = arg;
+	struct rmbd_session_info si;
+
+	if (!tb[RMBD_TARGET_ATTR_SESSION_ID])
+		return 0;
+	rmbd_parse_session(tb, &si);
+	return w->cb ? w->cb(&si, w->arg) : 0;
+}
+
+int rmbd_session_list(struct rmbd_ctx *ctx, const char *export_name,
+		      int (*cb)(const struct rmbd_session_info *, void *),
+		      void *arg)
+{
+	struct rmbd_session_walk w = { cb, arg };
+	struct nl_msg *msg;
+	int ret;
+
+	ret = rmbd_msg_new(ctx, RMBD_FAM_TARGET, RMBD_TARGET_CMD_SESSION_GET,
+			   NLM_F_DUMP, &msg);
+	if (ret)
+		return ret;
+	if (export_name &&
+	    rmbd_put_ret(msg, nla_put_string(msg, RMBD_TARGET_ATTR_EXPORT_NAME,
+					     export_name)))
+		return -EMSGSIZE;
+	return rmbd_transact(ctx, RMBD_FAM_TARGET, msg, rmbd_walk_session, &w,
+			     NULL);
+}
 
 /*
  * Fills *ev from nlh if it is an event of a family this context resolved;
@@ -993,8 +1087,6 @@ static int rmbd_parse_event(const struct rmbd_ctx *ctx, struct nlmsghdr *nlh,
 
 	if (ctx->family[RMBD_FAM_TARGET] > 0 &&
 	    type == ctx->family[RMBD_FAM_TARGET]) {
-		struct rmbd_session_info *s = &ev->session;
-
 		if (ghdr->cmd != RMBD_TARGET_CMD_SESSION_EVENT ||
 		    genlmsg_parse(nlh, 0, tb, RMBD_TARGET_ATTR_MAX,
 				  rmbd_target_event_policy) < 0 ||
@@ -1004,17 +1096,7 @@ static int rmbd_parse_event(const struct rmbd_ctx *ctx, struct nlmsghdr *nlh,
 		memset(ev, 0, sizeof(*ev));
 		ev->family = RMBD_EVENTS_TARGET;
 		ev->event = nla_get_u8(tb[RMBD_TARGET_ATTR_EVENT]);
-		s->id = nla_get_u64(tb[RMBD_TARGET_ATTR_SESSION_ID]);
-		if (tb[RMBD_TARGET_ATTR_SESSION_PEER])
-			nla_strlcpy(s->peer, tb[RMBD_TARGET_ATTR_SESSION_PEER],
-				    sizeof(s->peer));
-		if (tb[RMBD_TARGET_ATTR_EXPORT_NAME])
-			nla_strlcpy(s->export_name,
-				    tb[RMBD_TARGET_ATTR_EXPORT_NAME],
-				    sizeof(s->export_name));
-		if (tb[RMBD_TARGET_ATTR_SESSION_HOST])
-			nla_strlcpy(s->host, tb[RMBD_TARGET_ATTR_SESSION_HOST],
-				    sizeof(s->host));
+		rmbd_parse_session(tb, &ev->session);
 		return 1;
 	}
 	return 0;

@@ -51,6 +51,8 @@ struct rmbd_export_info {
 	char hosts[RMBD_MAX_EXPORT_HOSTS][RMBD_HOST_MAX];
 	uint32_t nr_auth_hosts;		/* those of them with a secret */
 	char auth_hosts[RMBD_MAX_EXPORT_HOSTS][RMBD_HOST_MAX];
+	bool shared;			/* several hosts may hold it */
+	bool read_only;			/* no session writes */
 };
 
 struct rmbd_export_opts {
@@ -64,6 +66,12 @@ struct rmbd_export_opts {
 	bool any_host;
 	const char *const *hosts;
 	uint32_t nr_hosts;
+	/*
+	 * Several hosts may hold it at once; else one at a time, and its
+	 * stale sessions are taken over when it comes back.
+	 */
+	bool shared;
+	bool read_only;			/* every session only reads */
 };
 
 struct rmbd_listener_info {
@@ -130,6 +138,7 @@ struct rmbd_dev_info {
 	bool shared;			/* connected with opts.shared */
 	char host[RMBD_HOST_MAX];	/* the identity given, "" for none */
 	bool auth;			/* it authenticates */
+	bool read_only;			/* asked for, or the export is */
 };
 
 struct rmbd_connect_opts {
@@ -156,6 +165,7 @@ struct rmbd_connect_opts {
 	/* NULL, or the host's secret: authenticate both ways. */
 	const uint8_t *secret;
 	size_t secret_len;
+	bool read_only;			/* the device only reads */
 };
 
 /*
@@ -213,14 +223,27 @@ const char *rmbd_dev_state_name(uint8_t state);
 #define RMBD_EVENTS_TARGET	0x2u	/* session events of rmbd-target */
 #define RMBD_EVENTS_ALL		(RMBD_EVENTS_CLIENT | RMBD_EVENTS_TARGET)
 
-/* A session of the target, as its events describe it. */
+/* A session of the target, as its events and rmbd_session_list() see it. */
 struct rmbd_session_info {
 	uint64_t id;			/* as the target's kernel log prints it */
 	/* The client's address and port: "10.0.0.2:41234", "[fd00::2]:41234" */
 	char peer[RMBD_ADDR_MAX + 8];
 	char export_name[RMBD_EXPORT_NAME_MAX];
 	char host[RMBD_HOST_MAX];	/* the identity it gave, "" for none */
+	/* rmbd_session_list() only: it holds the export (else: it must
+	 * still authenticate). */
+	bool up;
+	bool auth;			/* the host proved it has its secret */
+	bool read_only;
 };
+
+/*
+ * The target's sessions that opened an export, or export_name's (NULL:
+ * all); cb as for the other list functions.
+ */
+int rmbd_session_list(struct rmbd_ctx *ctx, const char *export_name,
+		      int (*cb)(const struct rmbd_session_info *, void *),
+		      void *arg);
 
 struct rmbd_event {
 	unsigned int family;		/* RMBD_EVENTS_CLIENT or _TARGET */

@@ -145,7 +145,7 @@ fi
 debug_default="00-rxe 04-bad-input 05-module-unload 07-force-delete
 	12-link-flap 13-loss-timeout 14-removal-under-io 15-races
 	16-alloc-failures 17-session-timeout 18-in-use 20-reconnect-delay
-	22-hostile-peer"
+	22-hostile-peer 23-allowed-hosts 24-auth 25-ownership"
 
 if [[ ${RMBD_WITH_DEBUG:-0} != 0 ]]; then
 	echo "# the debug kernel (a long build when it is not in the cache)"

@@ -45,6 +45,7 @@ static void print_dev(const struct rmbd_dev_info *d)
 	print_string(d->host[0] ? PRINT_ANY : PRINT_JSON, "host", "host %s",
 		     d->host);
 	print_bool(PRINT_ANY, "auth", "auth", d->auth);
+	print_bool(PRINT_ANY, "read_only", "read_only", d->read_only);
 	print_u64(opt.details ? PRINT_ANY : PRINT_JSON, "slab_size",
 		  "slab %" PRIu64, d->slab_size);
 	print_close_object();
@@ -57,7 +58,7 @@ static void dev_help(FILE *f)
 		"                        [ queues N ] [ pollq N ] [ depth N ]\n"
 		"                        [ reconnect_delay SECONDS ] "
 		"[ loss_timeout SECONDS ]\n"
-		"                        [ shared ] [ host HOST ] "
+		"                        [ shared ] [ read_only ] [ host HOST ] "
 		"[ secret-file FILE ]\n"
 		"       rmbd dev disconnect DEV [ force ]\n"
 		"       rmbd dev [ show [ DEV ] ]\n"
@@ -75,6 +76,9 @@ static void dev_help(FILE *f)
 		"                     0-%d (0: fail at once), default %d\n"
 		"       shared: connect even if this host has a device on that "
 		"export already\n"
+		"               (the target's export must be shared)\n"
+		"       read_only: the device only reads; the target's RDMA "
+		"device refuses writes\n"
 		"       host: the host identity to give the target, default "
 		"this machine's\n"
 		"             (rmbd host)\n",
@@ -98,6 +102,7 @@ static int dev_connect(int argc, char **argv)
 		{ .name = "shared" },
 		{ .name = "host", .has_value = true },
 		{ .name = "secret-file", .has_value = true },
+		{ .name = "read_only" },
 		{ }
 	};
 	uint8_t secret[RMBD_SECRET_MAX];
@@ -143,6 +148,7 @@ static int dev_connect(int argc, char **argv)
 				   kw[7].value, RMBD_MAX_LOSS_TIMEOUT);
 	o.has_loss_timeout = kw[7].seen;
 	o.shared = kw[8].seen;
+	o.read_only = kw[11].seen;
 	if (kw[9].seen && !rmbd_valid_host(kw[9].value))
 		return usage_error("invalid host identity '%s'", kw[9].value);
 	o.host = kw[9].value;

@@ -11,8 +11,36 @@
 #include "print.h"
 #include "rmbd.h"
 
+/*
+ * One session of an export (rmbd export show -d): a line of its own
+ * below the export's in text, an object of "session_list" in JSON.
+ */
+static void print_session(const struct rmbd_session_info *s)
+{
+	char id[17];
+
+	snprintf(id, sizeof(id), "%" PRIx64, s->id);
+	if (!print_is_json())
+		fputs("    ", stdout);
+	print_open_object();
+	print_string(PRINT_ANY, "id", "session %s", id);
+	print_string(PRINT_ANY, "host", "host %s", s->host[0] ? s->host : "-");
+	print_string(PRINT_ANY, "peer", "peer %s", s->peer);
+	print_bool(PRINT_ANY, "up", NULL, s->up);
+	print_string(PRINT_TEXT, NULL, "%s", s->up ? "up" : "authenticating");
+	print_bool(PRINT_ANY, "auth", "auth", s->auth);
+	print_bool(PRINT_ANY, "read_only", "read_only", s->read_only);
+	print_close_object();
+}
+
+/* Sessions of all exports, for -d; NULL without. */
+static const struct vec *export_sessions;
+
 static void print_export(const struct rmbd_export_info *e)
 {
+	const struct rmbd_session_info *si;
+	size_t i;
+
 	print_open_object();
 	print_string(PRINT_ANY, "name", "export %s", e->name);
 	print_u64(PRINT_ANY, "size", "size %" PRIu64, e->size);
@@ -22,11 +50,29 @@ static void print_export(const struct rmbd_export_info *e)
 	print_u64(PRINT_ANY, "mapped", "mapped %" PRIu64, e->mapped);
 	print_u64(PRINT_ANY, "mem", "mem %" PRIu64, e->mem);
 	print_bool(PRINT_ANY, "any_host", "any_host", e->any_host);
+	print_bool(PRINT_ANY, "shared", "shared", e->shared);
+	print_bool(PRINT_ANY, "read_only", "read_only", e->read_only);
 	print_strings("hosts", "hosts", e->hosts[0], sizeof(e->hosts[0]),
 		      e->nr_hosts);
 	print_strings("auth_hosts", "auth", e->auth_hosts[0],
 		      sizeof(e->auth_hosts[0]), e->nr_auth_hosts);
-	print_close_object();
+	if (!export_sessions) {
+		print_close_object();
+		return;
+	}
+	if (print_is_json())
+		print_open_array_key("session_list");
+	else
+		print_close_object();
+	for (i = 0; i < export_sessions->n; i++) {
+		si = (const struct rmbd_session_info *)export_sessions->v + i;
+		if (!strcmp(si->export_name, e->name))
+			print_session(si);
+	}
+	if (print_is_json()) {
+		print_close_array();
+		print_close_object();
+	}
 }
 
 static void export_help(FILE *f)
@@ -34,6 +80,7 @@ static void export_help(FILE *f)
 	fprintf(f,
 		"Usage: rmbd export add NAME size SIZE [ slab SIZE ]\n"
 		"                       [ hosts HOST[,HOST...] | any_host ]\n"
+		"                       [ shared ] [ read_only ]\n"
 		"       rmbd export del NAME [ force ]\n"
 		"       rmbd export host add NAME HOST [ secret-file FILE ]\n"
 		"       rmbd export host del NAME HOST\n"
@@ -49,7 +96,9 @@ static void export_help(FILE *f)
 		"or '-'\n"
 		"       An export that names no host and is not any_host "
 		"refuses every host\n"
-		"       until one is added.\n",
+		"       until one is added.  One host holds an export at a "
+		"time unless it is\n"
+		"       shared; read_only: no session may write.\n",
 		RMBD_EXPORT_NAME_MAX - 1, RMBD_HOST_MAX - 1);
 }
 
@@ -60,6 +109,8 @@ static int export_add(int argc, char **argv)
 		{ .name = "slab", .has_value = true },
 		{ .name = "hosts", .has_value = true },
 		{ .name = "any_host" },
+		{ .name = "shared" },
+		{ .name = "read_only" },
 		{ }
 	};
 	const char *hosts[RMBD_MAX_EXPORT_HOSTS];
@@ -109,6 +160,8 @@ static int export_add(int argc, char **argv)
 	o.size = size;
 	o.slab_size = slab;
 	o.any_host = kw[3].seen;
+	o.shared = kw[4].seen;
+	o.read_only = kw[5].seen;
 	o.hosts = hosts;
 
 	ret = open_ctx(&ctx);
@@ -159,8 +212,14 @@ static int collect_export(const struct rmbd_export_info *e, void *arg)
 	return vec_push(arg, e);
 }
 
+static int collect_session(const struct rmbd_session_info *s, void *arg)
+{
+	return vec_push(arg, s);
+}
+
 static int export_show(int argc, char **argv)
 {
+	struct vec sessions = { .size = sizeof(struct rmbd_session_info) };
 	struct vec vec = { .size = sizeof(struct rmbd_export_info) };
 	const char *name = NULL;
 	struct rmbd_ctx *ctx;
@@ -193,6 +252,15 @@ static int export_show(int argc, char **argv)
 		if (ret < 0)
 			ret = request_error(ctx, "list exports", ret);
 	}
+	/* The sessions after the exports: a session of a new export is left
+	 * out, one of a deleted export not shown. */
+	if (!ret && opt.details) {
+		ret = rmbd_session_list(ctx, name, collect_session, &sessions);
+		if (ret < 0)
+			ret = request_error(ctx, "list sessions", ret);
+		else
+			export_sessions = &sessions;
+	}
 	if (!ret) {
 		print_open_array();
 		for (i = 0; i < vec.n; i++)
@@ -201,6 +269,8 @@ static int export_show(int argc, char **argv)
 		if (!name && opt.details && !opt.json)
 			printf("total mem %" PRIu64 "\n", total);
 	}
+	export_sessions = NULL;
+	free(sessions.v);
 	free(vec.v);
 	rmbd_close(ctx);
 	return ret;

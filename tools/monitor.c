@@ -68,13 +68,15 @@ static void print_dev_event(const struct rmbd_event *ev)
 	print_string(d->host[0] ? print_detail() : PRINT_JSON, "host",
 		     "host %s", d->host);
 	print_bool(print_detail(), "auth", "auth", d->auth);
+	print_bool(print_detail(), "read_only", "read_only", d->read_only);
 	print_u64(print_detail(), "slab_size", "slab %" PRIu64, d->slab_size);
 	print_close_object();
 }
 
 /*
- * Text: "session ID EVENT peer ADDR:PORT export NAME"; JSON: "type",
- * "event", "id", "peer", "export".  The id is in hex, as the target's
+ * Text: "session ID EVENT peer ADDR:PORT export NAME [host H] [auth]
+ * [read_only]"; JSON: "type", "event", "id", "peer", "export", "host",
+ * "auth", "read_only".  The id is in hex, as the target's
  * kernel log prints it, and a string in JSON (a number would not survive
  * parsers that read numbers as doubles).
  */
@@ -94,6 +96,8 @@ static void print_session_event(const struct rmbd_event *ev)
 	print_string(PRINT_ANY, "export", "export %s", s->export_name);
 	print_string(s->host[0] ? PRINT_ANY : PRINT_JSON, "host", "host %s",
 		     s->host);
+	print_bool(PRINT_ANY, "auth", "auth", s->auth);
+	print_bool(PRINT_ANY, "read_only", "read_only", s->read_only);
 	print_close_object();
 }
 

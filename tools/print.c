@@ -121,6 +121,17 @@ void print_open_array(void)
 		json_open('[');
 }
 
+void print_open_array_key(const char *key)
+{
+	if (!pr.json)
+		return;
+	json_key(key);
+	putchar('[');
+	if (pr.depth < PRINT_MAX_DEPTH)
+		pr.depth++;
+	pr.first[pr.depth] = true;
+}
+
 void print_close_array(void)
 {
 	if (pr.json)

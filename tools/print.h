@@ -21,6 +21,8 @@ bool print_is_json(void);
 /* JSON only: [ ]. */
 void print_open_array(void);
 void print_close_array(void);
+/* JSON only: "key": [ inside an object; print_close_array() ends it. */
+void print_open_array_key(const char *key);
 /* An object: { } in JSON, a line in text. */
 void print_open_object(void);
 void print_close_object(void);

@@ -120,7 +120,12 @@ struct rmbd_c_dev {
 	u16			port;
 	char			export_name[RMBD_EXPORT_NAME_MAX];
 	bool			shared;		/* connected with "shared" */
+	bool			read_only;	/* asked for, or the export is */
 	char			host[RMBD_HOST_MAX];	/* "" for none */
+	/* Who holds the export, when the target refused it as in use. */
+	char			holder[RMBD_HOST_MAX];
+	/* The last OPEN was refused for good (rmbd_c_final()). */
+	bool			refused;
 	/*
 	 * NULL, or HMAC-SHA-256 keyed with the host's secret, made at
 	 * connect: every connect (reconnects too) authenticates both ways,
@@ -229,9 +234,12 @@ struct rmbd_c_connect_args {
 	u32		reconnect_delay;
 	u32		loss_timeout;
 	bool		shared;
+	bool		read_only;
+	/* Output: who holds the export, when refused as in use; or "". */
+	char		holder[RMBD_HOST_MAX];
 };
 
-int rmbd_c_dev_connect(const struct rmbd_c_connect_args *args, int *index,
+int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 		       const char **why);
 int rmbd_c_dev_disconnect(int index, bool force, const char **why);
 struct rmbd_c_dev *rmbd_c_dev_find(int index);

@@ -161,6 +161,9 @@ static blk_status_t rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
 	if (unlikely(idx >= dev->nr_slabs || off >= dev->slabs[idx].len))
 		return BLK_STS_IOERR;
 
+	/* The block layer only warns about writes to a read-only disk. */
+	if (unlikely(dev->read_only && op_is_write(req_op(rq))))
+		return BLK_STS_IOERR;
 	switch (req_op(rq)) {
 	case REQ_OP_READ:
 		opcode = IB_WR_RDMA_READ;
@@ -486,14 +489,18 @@ static void rmbd_c_reconnect_work(struct work_struct *work)
 		}
 		mutex_unlock(&rmbd_c_mutex);
 	}
-	if (ret == -ESTALE || ret == -ENOENT || ret == -EACCES) {
+	if (ret && dev->refused) {
 		/*
-		 * The export is another one, or gone (ENOENT from OPEN), or
-		 * no longer ours (EACCES): its data is lost to us, and waiting
-		 * for the loss timeout cannot help.
+		 * The export is another one, or gone, or no longer ours
+		 * (rmbd_c_final()): its data is lost to us, and waiting for
+		 * the loss timeout cannot help.
 		 */
 		rmbd_c_session_teardown_quiesced(dev);
-		pr_err("rmbd%d: %s; I/O fails\n", dev->index, why);
+		if (ret == -EBUSY && dev->holder[0])
+			pr_err("rmbd%d: export in use by host %s; I/O fails\n",
+			       dev->index, dev->holder);
+		else
+			pr_err("rmbd%d: %s; I/O fails\n", dev->index, why);
 		mutex_lock(&rmbd_c_mutex);
 		live = dev->state == RMBD_DEV_STATE_RECONNECTING;
 		if (live)
@@ -606,6 +613,7 @@ static noinline int rmbd_c_disk_add(struct rmbd_c_dev *dev)
 	dev->disk->private_data = dev;
 	snprintf(dev->disk->disk_name, DISK_NAME_LEN, "rmbd%d", dev->index);
 	set_capacity(dev->disk, dev->size >> SECTOR_SHIFT);
+	set_disk_ro(dev->disk, dev->read_only);
 	ret = add_disk(dev->disk);
 	if (ret)
 		goto out_put_disk;
@@ -673,10 +681,13 @@ static bool rmbd_c_same_addr(const struct sockaddr_storage *a,
 }
 
 /*
- * Another device on the export @dev is for, one that holds or may hold
- * a session to it again (a failed device never does): two devices of one
- * host on one export corrupt each other's data, unless both were asked
- * for.  Called with rmbd_c_mutex held.
+ * Another device of the same host identity on the export @dev is for, one
+ * that holds or may hold a session to it again (a failed device never
+ * does): two devices of one host on one export corrupt each other's data,
+ * unless both were asked for (and the target would take the first one's
+ * session over for the second).  Devices that give other identities are
+ * other hosts to the target, which keeps them apart.  Called with
+ * rmbd_c_mutex held.
  */
 static struct rmbd_c_dev *rmbd_c_dev_twin(const struct rmbd_c_dev *dev)
 {
@@ -689,6 +700,7 @@ static struct rmbd_c_dev *rmbd_c_dev_twin(const struct rmbd_c_dev *dev)
 		    d->state != RMBD_DEV_STATE_RECONNECTING)
 			continue;
 		if (!strcmp(d->export_name, dev->export_name) &&
+		    !strcmp(d->host, dev->host) &&
 		    rmbd_c_same_addr(&d->addr, &dev->addr))
 			return d;
 	}
@@ -702,7 +714,7 @@ static struct rmbd_c_dev *rmbd_c_dev_twin(const struct rmbd_c_dev *dev)
  *	disconnected already
  * @why: a message for the administrator on failure
  */
-int rmbd_c_dev_connect(const struct rmbd_c_connect_args *args, int *index,
+int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 		       const char **why)
 {
 	struct rmbd_c_dev *dev;
@@ -739,6 +751,7 @@ int rmbd_c_dev_connect(const struct rmbd_c_connect_args *args, int *index,
 	}
 	dev->port = args->port;
 	dev->shared = args->shared;
+	dev->read_only = args->read_only;
 	dev->nr_io_queues = args->nr_io_queues;
 	dev->nr_poll_queues = args->nr_poll_queues;
 	dev->queue_depth = args->queue_depth;
@@ -804,6 +817,7 @@ out_stop:
 	rmbd_c_session_stop(dev);
 	rmbd_c_recovery_unlock(dev);
 	cancel_work_sync(&dev->err_work);
+	strscpy(args->holder, dev->holder, sizeof(args->holder));
 	rmbd_c_dev_free(dev);
 	return ret;
 }

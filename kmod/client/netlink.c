@@ -45,6 +45,8 @@ static const struct nla_policy rmbd_c_policy[RMBD_CLIENT_ATTR_MAX + 1] = {
 	[RMBD_CLIENT_ATTR_SECRET]	= { .type = NLA_BINARY,
 					    .len = RMBD_SECRET_MAX },
 	[RMBD_CLIENT_ATTR_AUTH]		= { .type = NLA_REJECT },
+	[RMBD_CLIENT_ATTR_READ_ONLY]	= { .type = NLA_FLAG },
+	[RMBD_CLIENT_ATTR_HOLDER]	= { .type = NLA_REJECT },
 };
 
 static struct genl_family rmbd_c_family;
@@ -83,6 +85,7 @@ static int rmbd_c_fill_dev(struct sk_buff *skb, struct rmbd_c_dev *dev,
 	    (dev->shared && nla_put_flag(skb, RMBD_CLIENT_ATTR_SHARED)) ||
 	    nla_put_string(skb, RMBD_CLIENT_ATTR_HOST, dev->host) ||
 	    (dev->auth_tfm && nla_put_flag(skb, RMBD_CLIENT_ATTR_AUTH)) ||
+	    (dev->read_only && nla_put_flag(skb, RMBD_CLIENT_ATTR_READ_ONLY)) ||
 	    (event && nla_put_u8(skb, RMBD_CLIENT_ATTR_EVENT, event))) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
@@ -104,6 +107,21 @@ static int rmbd_c_reply(struct genl_info *info, struct sk_buff *skb,
 		return ret;
 	}
 	return genlmsg_reply(skb, info);
+}
+
+static void rmbd_c_reply_holder(struct genl_info *info, struct sk_buff *skb,
+				const char *holder)
+{
+	void *hdr;
+
+	hdr = genlmsg_put_reply(skb, info, &rmbd_c_family, 0,
+				info->genlhdr->cmd);
+	if (!hdr || nla_put_string(skb, RMBD_CLIENT_ATTR_HOLDER, holder)) {
+		nlmsg_free(skb);
+		return;
+	}
+	genlmsg_end(skb, hdr);
+	genlmsg_reply(skb, info);
 }
 
 static int rmbd_c_connect(struct sk_buff *skb, struct genl_info *info)
@@ -147,6 +165,7 @@ static int rmbd_c_connect(struct sk_buff *skb, struct genl_info *info)
 		nla_get_u32(attrs[RMBD_CLIENT_ATTR_LOSS_TIMEOUT]) :
 		RMBD_DEFAULT_LOSS_TIMEOUT;
 	args.shared = nla_get_flag(attrs[RMBD_CLIENT_ATTR_SHARED]);
+	args.read_only = nla_get_flag(attrs[RMBD_CLIENT_ATTR_READ_ONLY]);
 	if (attrs[RMBD_CLIENT_ATTR_SECRET]) {
 		if (nla_len(attrs[RMBD_CLIENT_ATTR_SECRET]) < RMBD_SECRET_MIN) {
 			NL_SET_ERR_MSG_ATTR(info->extack,
@@ -179,7 +198,11 @@ static int rmbd_c_connect(struct sk_buff *skb, struct genl_info *info)
 		return -ENOMEM;
 	ret = rmbd_c_dev_connect(&args, &index, &why);
 	if (ret) {
-		nlmsg_free(reply);
+		/* A message before the error names the export's holder. */
+		if (args.holder[0])
+			rmbd_c_reply_holder(info, reply, args.holder);
+		else
+			nlmsg_free(reply);
 		rmbd_set_err(info->extack, NULL, why);
 		return ret;
 	}

@@ -18,6 +18,12 @@
 #define RMBD_C_RESOLVE_MS	5000
 #define RMBD_C_CM_TIMEOUT	(15 * HZ)
 #define RMBD_C_ADMIN_TIMEOUT	(10 * HZ)
+/* OPEN refused while another host's session is torn down: try again. */
+#define RMBD_C_OPEN_TRIES	50
+#define RMBD_C_OPEN_RETRY_MS	100
+/* Bounds of the keepalive interval, whatever the target announces. */
+#define RMBD_C_KA_MIN_MS	100
+#define RMBD_C_KA_MAX_MS	60000
 /*
  * Local ACK timeout, 4.096 us * 2^16 = 268 ms: with 6 retries a dead link
  * fails posted work requests within about 2 s.  Not 7: soft-RoCE takes
@@ -503,6 +509,15 @@ static int rmbd_c_admin_xfer(struct rmbd_c_dev *dev, u16 opcode, size_t len,
 	return ret;
 }
 
+/* The holder a refusal of @len bytes names, if it is well formed. */
+static void rmbd_c_note_holder(struct rmbd_c_dev *dev, const char *holder,
+			       size_t len)
+{
+	if (dev->recv_len >= len && memchr(holder, 0, RMBD_HOST_LEN) &&
+	    rmbd_valid_host(holder))
+		strscpy(dev->holder, holder, sizeof(dev->holder));
+}
+
 /*
  * After an OPEN reply that asked for it: answer the target's challenge
  * @nt, and check its answer to ours, @nc, in constant time.  The target
@@ -529,6 +544,15 @@ static int rmbd_c_auth(struct rmbd_c_dev *dev, const u8 *nt, const u8 *nc,
 		*why = "the target refused this host's secret";
 		return ret;
 	}
+	if (ret == -EBUSY) {
+		rmbd_c_note_holder(dev, rsp->holder, sizeof(*rsp));
+		*why = "export in use by another host";
+		return ret;
+	}
+	if (ret == -EAGAIN) {
+		*why = "the export's last holder is still leaving: try again";
+		return ret;
+	}
 	if (ret) {
 		/* Not the target's refusal: never "no such export". */
 		if (!*why || !**why)
@@ -548,6 +572,21 @@ static int rmbd_c_auth(struct rmbd_c_dev *dev, const u8 *nt, const u8 *nc,
 	return ret;
 }
 
+/*
+ * A refusal that ends what the device had on the target: the export is
+ * gone or another one, or no longer this host's to use.  It is final
+ * (@dev->refused: the device fails at once) unless the device
+ * authenticates and the target has not proved it has the secret yet
+ * (@doubt): an impostor could send it.  Then it is one failed attempt.
+ */
+static int rmbd_c_final(struct rmbd_c_dev *dev, int ret, bool doubt)
+{
+	if (doubt)
+		return -ECONNREFUSED;
+	dev->refused = true;
+	return ret;
+}
+
 static int rmbd_c_open(struct rmbd_c_dev *dev, const char **why)
 {
 	struct rmbd_open_req *req = dev->send_buf;
@@ -561,21 +600,48 @@ static int rmbd_c_open(struct rmbd_c_dev *dev, const char **why)
 	 */
 	bool doubt = dev->slabs && dev->auth_tfm;
 	u32 timeout_ms, flags, nr_slabs;
-	int ret;
+	int ret, tries;
 
 	memset(req, 0, RMBD_MSG_SIZE);
 	strscpy(req->name, dev->export_name, sizeof(req->name));
 	strscpy(req->host, dev->host, sizeof(req->host));
+	req->flags = cpu_to_le32((dev->shared ? RMBD_OPEN_SHARED : 0) |
+				 (dev->read_only ? RMBD_OPEN_RDONLY : 0));
 	get_random_bytes(nc, sizeof(nc));
 	memcpy(req->challenge, nc, sizeof(req->challenge));
-	ret = rmbd_c_admin_xfer(dev, RMBD_OP_OPEN, sizeof(*req), why);
+	dev->holder[0] = '\0';
+	/* Another host's session on its way out: it goes within a second. */
+	for (tries = 0; ; tries++) {
+		ret = rmbd_c_admin_xfer(dev, RMBD_OP_OPEN, sizeof(*req), why);
+		if (ret != -EAGAIN || tries == RMBD_C_OPEN_TRIES)
+			break;
+		msleep(RMBD_C_OPEN_RETRY_MS);
+	}
+	if (ret == -EAGAIN)
+		*why = "the export's last holder is still leaving: try again";
 	if (ret == -ENOENT)
 		*why = "target has no export with this name";
 	if (ret == -EACCES)
 		*why = "the target does not allow this host to use the export";
+	if (ret == -EBUSY) {
+		rmbd_c_note_holder(dev, rsp->holder, sizeof(*rsp));
+		*why = "export in use by another host";
+	}
+	if (ret == -EPERM)
+		*why = "the export is not shared: connect without shared";
+	if (ret == -EUSERS)
+		*why = "the export has as many sessions as it takes";
+	/*
+	 * A device without identity that reconnects may find its own old
+	 * session holding the export (the target cannot tell it is ours):
+	 * that one goes at its timeout.
+	 */
+	if (ret == -EBUSY && dev->slabs && !dev->host[0])
+		return -ECONNREFUSED;
+	if (ret == -ENOENT || ret == -EACCES || ret == -EBUSY || ret == -EPERM)
+		return rmbd_c_final(dev, ret, doubt);
 	if (ret)
-		return doubt && (ret == -ENOENT || ret == -EACCES) ?
-		       -ECONNREFUSED : ret;
+		return ret;
 	/* The AUTH exchange reuses the receive buffer. */
 	export_id = le64_to_cpu(rsp->export_id);
 	size = le64_to_cpu(rsp->size);
@@ -587,31 +653,38 @@ static int rmbd_c_open(struct rmbd_c_dev *dev, const char **why)
 
 	if (!(flags & RMBD_OPEN_AUTH) && dev->auth_tfm) {
 		*why = "the target asks for no secret, so it cannot prove it has it";
-		return doubt ? -ECONNREFUSED : -EACCES;
+		return rmbd_c_final(dev, -EACCES, doubt);
 	}
 	if ((flags & RMBD_OPEN_AUTH) && !dev->auth_tfm) {
 		*why = "the target wants this host's secret: connect with one";
-		return -EACCES;
+		return rmbd_c_final(dev, -EACCES, false);
 	}
 	if (flags & RMBD_OPEN_AUTH) {
 		ret = rmbd_c_auth(dev, nt, nc, why);
+		if (ret == -EACCES || ret == -EBUSY)
+			return rmbd_c_final(dev, ret, doubt);
 		if (ret)
-			return doubt && ret == -EACCES ? -ECONNREFUSED : ret;
+			return ret;
 	}
 
 	if (dev->slabs) {
 		/* Reconnecting: the export must be the one we had. */
+		if (!dev->read_only && (flags & RMBD_OPEN_RDONLY)) {
+			*why = "the target made the session read-only";
+			return rmbd_c_final(dev, -ESTALE, false);
+		}
 		if (export_id != dev->export_id) {
 			*why = "the export was created again on the target: the data it held is gone";
-			return -ESTALE;
+			return rmbd_c_final(dev, -ESTALE, false);
 		}
 		if (size != dev->size || slab_size != dev->slab_size ||
 		    nr_slabs != dev->nr_slabs) {
 			*why = "the export changed its size or slab size";
-			return -ESTALE;
+			return rmbd_c_final(dev, -ESTALE, false);
 		}
 	} else {
 		dev->export_id = export_id;
+		dev->read_only = dev->read_only || (flags & RMBD_OPEN_RDONLY);
 		dev->size = size;
 		dev->slab_size = slab_size;
 		dev->nr_slabs = nr_slabs;
@@ -621,8 +694,15 @@ static int rmbd_c_open(struct rmbd_c_dev *dev, const char **why)
 		return -EPROTO;
 	}
 	dev->slab_shift = ilog2(dev->slab_size);
-	/* Three keepalives per timeout: one lost message is not the end. */
-	dev->ka_interval = timeout_ms ? max(msecs_to_jiffies(timeout_ms / 3), 1UL) : 0;
+	/*
+	 * Three keepalives per timeout: one lost message is not the end.
+	 * Whatever the target announced, no more than ten a second, and at
+	 * least one a minute.
+	 */
+	dev->ka_interval = timeout_ms ?
+		clamp(msecs_to_jiffies(timeout_ms / 3),
+		      msecs_to_jiffies(RMBD_C_KA_MIN_MS),
+		      msecs_to_jiffies(RMBD_C_KA_MAX_MS)) : 0;
 	if (!dev->slabs)
 		dev->slabs = kvcalloc(dev->nr_slabs, sizeof(*dev->slabs),
 				      GFP_KERNEL | __GFP_NOWARN);
@@ -817,6 +897,7 @@ int rmbd_c_session_start(struct rmbd_c_dev *dev, const char **why)
 	unsigned int i;
 	int ret;
 
+	dev->refused = false;
 	if (!dev->queues) {
 		ret = rmbd_c_queues_alloc(dev);
 		if (ret) {

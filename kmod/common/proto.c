@@ -17,10 +17,11 @@ static_assert(sizeof(struct rmbd_cm_rep) == 16);
 static_assert(sizeof(struct rmbd_cm_rej) == 8);
 static_assert(sizeof(struct rmbd_msg_hdr) == 8);
 static_assert(sizeof(struct rmbd_open_req) == 240);
-static_assert(sizeof(struct rmbd_open_rsp) == 80);
+static_assert(sizeof(struct rmbd_open_rsp) == 208);
 static_assert(sizeof(struct rmbd_map_req) == 16);
 static_assert(sizeof(struct rmbd_map_rsp) == 32);
-static_assert(sizeof(struct rmbd_auth_msg) == 40);
+static_assert(sizeof(struct rmbd_auth_msg) == 168);
+static_assert(sizeof(struct rmbd_auth_msg) <= RMBD_MSG_SIZE);
 static_assert(sizeof(struct rmbd_open_req) <= RMBD_MSG_SIZE);
 static_assert(sizeof(struct rmbd_open_rsp) <= RMBD_MSG_SIZE);
 static_assert(RMBD_NAME_LEN == RMBD_EXPORT_NAME_MAX);
@@ -174,7 +175,8 @@ static u32 rmbd_msg_min_len(u16 opcode)
  * @opcode: its opcode, when the header could be read
  *
  * Return: 0; -EPROTO for a runt; -EOPNOTSUPP for an unknown opcode;
- * -EINVAL for a message too short for its opcode or a name without NUL.
+ * -EINVAL for a message too short for its opcode, a name or host without
+ * NUL or not valid, or an OPEN with flags it may not have.
  */
 int rmbd_check_msg(const void *buf, u32 len, u16 *opcode)
 {
@@ -195,7 +197,8 @@ int rmbd_check_msg(const void *buf, u32 len, u16 *opcode)
 		if (!memchr(req->name, 0, sizeof(req->name)) ||
 		    !rmbd_valid_name(req->name) ||
 		    !memchr(req->host, 0, sizeof(req->host)) ||
-		    (req->host[0] && !rmbd_valid_host(req->host)))
+		    (req->host[0] && !rmbd_valid_host(req->host)) ||
+		    (le32_to_cpu(req->flags) & ~RMBD_OPEN_REQ_FLAGS))
 			return -EINVAL;
 	}
 	return 0;

@@ -41,6 +41,11 @@ static const struct nla_policy rmbd_t_policy[RMBD_TARGET_ATTR_MAX + 1] = {
 	[RMBD_TARGET_ATTR_SECRET]	= { .type = NLA_BINARY,
 					    .len = RMBD_SECRET_MAX },
 	[RMBD_TARGET_ATTR_EXPORT_AUTH_HOSTS] = { .type = NLA_REJECT },
+	[RMBD_TARGET_ATTR_EXPORT_SHARED] = { .type = NLA_FLAG },
+	[RMBD_TARGET_ATTR_EXPORT_READ_ONLY] = { .type = NLA_FLAG },
+	[RMBD_TARGET_ATTR_SESSION_UP]	= { .type = NLA_REJECT },
+	[RMBD_TARGET_ATTR_SESSION_AUTH]	= { .type = NLA_REJECT },
+	[RMBD_TARGET_ATTR_SESSION_READ_ONLY] = { .type = NLA_REJECT },
 };
 
 static struct genl_family rmbd_t_family;
@@ -74,6 +79,10 @@ static int rmbd_t_fill_export(struct sk_buff *skb, void *obj, u32 portid,
 	nla_nest_end(skb, nest);
 	if ((exp->any_host &&
 	     nla_put_flag(skb, RMBD_TARGET_ATTR_EXPORT_ANY_HOST)) ||
+	    (exp->shared &&
+	     nla_put_flag(skb, RMBD_TARGET_ATTR_EXPORT_SHARED)) ||
+	    (exp->read_only &&
+	     nla_put_flag(skb, RMBD_TARGET_ATTR_EXPORT_READ_ONLY)) ||
 	    nla_put_string(skb, RMBD_TARGET_ATTR_EXPORT_NAME, exp->name) ||
 	    nla_put_u64_64bit(skb, RMBD_TARGET_ATTR_EXPORT_SIZE, exp->size,
 			      RMBD_TARGET_ATTR_PAD) ||
@@ -95,6 +104,17 @@ static int rmbd_t_fill_export(struct sk_buff *skb, void *obj, u32 portid,
 cancel:
 	genlmsg_cancel(skb, hdr);
 	return -EMSGSIZE;
+}
+
+/* The export EXPORT_NAME names (rmbd_t_mutex held), or NULL, said why. */
+static struct rmbd_export *rmbd_t_named_export(struct genl_info *info)
+{
+	struct nlattr *a = info->attrs[RMBD_TARGET_ATTR_EXPORT_NAME];
+	struct rmbd_export *exp = rmbd_export_find(nla_data(a));
+
+	if (!exp)
+		NL_SET_ERR_MSG_ATTR(info->extack, a, "no export with this name");
+	return exp;
 }
 
 /* A host entry for @host, from an attribute the policy checked. */
@@ -265,6 +285,10 @@ static int rmbd_t_export_add(struct sk_buff *skb, struct genl_info *info)
 		/* Still under the mutex: no client sees it before this. */
 		exp->any_host =
 			nla_get_flag(attrs[RMBD_TARGET_ATTR_EXPORT_ANY_HOST]);
+		exp->shared =
+			nla_get_flag(attrs[RMBD_TARGET_ATTR_EXPORT_SHARED]);
+		exp->read_only =
+			nla_get_flag(attrs[RMBD_TARGET_ATTR_EXPORT_READ_ONLY]);
 		list_splice_init(&hosts, &exp->hosts);
 		exp->nr_hosts = nr_hosts;
 		ret = rmbd_t_reply(info, reply, exp, rmbd_t_fill_export);
@@ -292,9 +316,11 @@ static int rmbd_t_export_host(struct sk_buff *skb, struct genl_info *info)
 	    GENL_REQ_ATTR_CHECK(info, RMBD_TARGET_ATTR_HOST))
 		return -EINVAL;
 	if (attrs[RMBD_TARGET_ATTR_EXPORT_HOSTS] ||
-	    attrs[RMBD_TARGET_ATTR_EXPORT_ANY_HOST]) {
+	    attrs[RMBD_TARGET_ATTR_EXPORT_ANY_HOST] ||
+	    attrs[RMBD_TARGET_ATTR_EXPORT_SHARED] ||
+	    attrs[RMBD_TARGET_ATTR_EXPORT_READ_ONLY]) {
 		NL_SET_ERR_MSG(info->extack,
-			       "one host at a time, and any_host only when the export is added");
+			       "one host at a time; any_host, shared and read_only only when the export is added");
 		return -EINVAL;
 	}
 	if (!add && attrs[RMBD_TARGET_ATTR_SECRET]) {
@@ -319,11 +345,8 @@ static int rmbd_t_export_host(struct sk_buff *skb, struct genl_info *info)
 		}
 	}
 	mutex_lock(&rmbd_t_mutex);
-	exp = rmbd_export_find(nla_data(attrs[RMBD_TARGET_ATTR_EXPORT_NAME]));
+	exp = rmbd_t_named_export(info);
 	if (!exp) {
-		NL_SET_ERR_MSG_ATTR(info->extack,
-				    attrs[RMBD_TARGET_ATTR_EXPORT_NAME],
-				    "no export with this name");
 		ret = -ENOENT;
 	} else if (add) {
 		ret = rmbd_export_host_add(exp, h, &why);
@@ -349,11 +372,8 @@ static int rmbd_t_export_del(struct sk_buff *skb, struct genl_info *info)
 	if (GENL_REQ_ATTR_CHECK(info, RMBD_TARGET_ATTR_EXPORT_NAME))
 		return -EINVAL;
 	mutex_lock(&rmbd_t_mutex);
-	exp = rmbd_export_find(nla_data(attrs[RMBD_TARGET_ATTR_EXPORT_NAME]));
+	exp = rmbd_t_named_export(info);
 	if (!exp) {
-		NL_SET_ERR_MSG_ATTR(info->extack,
-				    attrs[RMBD_TARGET_ATTR_EXPORT_NAME],
-				    "no export with this name");
 		ret = -ENOENT;
 		goto out_unlock;
 	}
@@ -369,7 +389,6 @@ out_unlock:
 
 static int rmbd_t_export_get(struct sk_buff *skb, struct genl_info *info)
 {
-	struct nlattr **attrs = info->attrs;
 	struct rmbd_export *exp;
 	struct sk_buff *reply;
 	int ret;
@@ -380,14 +399,11 @@ static int rmbd_t_export_get(struct sk_buff *skb, struct genl_info *info)
 	if (!reply)
 		return -ENOMEM;
 	mutex_lock(&rmbd_t_mutex);
-	exp = rmbd_export_find(nla_data(attrs[RMBD_TARGET_ATTR_EXPORT_NAME]));
+	exp = rmbd_t_named_export(info);
 	if (exp) {
 		ret = rmbd_t_reply(info, reply, exp, rmbd_t_fill_export);
 	} else {
 		nlmsg_free(reply);
-		NL_SET_ERR_MSG_ATTR(info->extack,
-				    attrs[RMBD_TARGET_ATTR_EXPORT_NAME],
-				    "no export with this name");
 		ret = -ENOENT;
 	}
 	mutex_unlock(&rmbd_t_mutex);
@@ -483,6 +499,86 @@ static int rmbd_t_listener_dump(struct sk_buff *skb,
 	return skb->len;
 }
 
+/*
+ * A session that opened an export (rmbd_t_mutex held, or the session's
+ * release running: the export and the admin cm_id stay until it ends).
+ */
+static int rmbd_t_fill_session(struct sk_buff *skb, struct rmbd_t_session *sess,
+			       u32 portid, u32 seq, int flags, u8 cmd, u8 event)
+{
+	char peer[RMBD_ADDR_MAX + 8];
+	void *hdr;
+
+	hdr = genlmsg_put(skb, portid, seq, &rmbd_t_family, flags, cmd);
+	if (!hdr)
+		return -EMSGSIZE;
+	snprintf(peer, sizeof(peer), "%pISpc",
+		 &sess->admin.cm_id->route.addr.dst_addr);
+	if ((event && nla_put_u8(skb, RMBD_TARGET_ATTR_EVENT, event)) ||
+	    nla_put_u64_64bit(skb, RMBD_TARGET_ATTR_SESSION_ID, sess->id,
+			      RMBD_TARGET_ATTR_PAD) ||
+	    nla_put_string(skb, RMBD_TARGET_ATTR_SESSION_PEER, peer) ||
+	    nla_put_string(skb, RMBD_TARGET_ATTR_SESSION_HOST, sess->host) ||
+	    nla_put_string(skb, RMBD_TARGET_ATTR_EXPORT_NAME,
+			   sess->export->name) ||
+	    (!event && READ_ONCE(sess->up) &&
+	     nla_put_flag(skb, RMBD_TARGET_ATTR_SESSION_UP)) ||
+	    (READ_ONCE(sess->authenticated) &&
+	     nla_put_flag(skb, RMBD_TARGET_ATTR_SESSION_AUTH)) ||
+	    (sess->read_only &&
+	     nla_put_flag(skb, RMBD_TARGET_ATTR_SESSION_READ_ONLY))) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(skb, hdr);
+	return 0;
+}
+
+/*
+ * SESSION_GET dump: the sessions of every export, or of export NAME, in
+ * list order; args[0] and args[1] say where the last message stopped.
+ */
+static int rmbd_t_session_dump(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
+	struct nlattr *name = info->attrs[RMBD_TARGET_ATTR_EXPORT_NAME];
+	long e = 0, s, start_e = cb->args[0], start_s = cb->args[1];
+	struct rmbd_t_session *sess;
+	struct rmbd_export *exp;
+
+	mutex_lock(&rmbd_t_mutex);
+	list_for_each_entry(exp, &rmbd_t_exports, entry) {
+		if (e < start_e) {
+			e++;
+			continue;
+		}
+		if (!name || !strcmp(exp->name, nla_data(name))) {
+			s = 0;
+			list_for_each_entry(sess, &exp->sessions, export_entry) {
+				if (s++ < start_s)
+					continue;
+				if (rmbd_t_fill_session(skb, sess,
+							NETLINK_CB(cb->skb).portid,
+							cb->nlh->nlmsg_seq,
+							NLM_F_MULTI,
+							RMBD_TARGET_CMD_SESSION_GET,
+							0)) {
+					cb->args[0] = e;
+					cb->args[1] = s - 1;
+					goto out;
+				}
+			}
+		}
+		start_s = 0;
+		e++;
+	}
+	cb->args[0] = e;
+	cb->args[1] = 0;
+out:
+	mutex_unlock(&rmbd_t_mutex);
+	return skb->len;
+}
+
 static const struct genl_ops rmbd_t_ops[] = {
 	{
 		.cmd	= RMBD_TARGET_CMD_EXPORT_ADD,
@@ -525,6 +621,11 @@ static const struct genl_ops rmbd_t_ops[] = {
 		.flags	= GENL_ADMIN_PERM,
 		.dumpit	= rmbd_t_listener_dump,
 	},
+	{
+		.cmd	= RMBD_TARGET_CMD_SESSION_GET,
+		.flags	= GENL_ADMIN_PERM,
+		.dumpit	= rmbd_t_session_dump,
+	},
 };
 
 static const struct genl_multicast_group rmbd_t_mcgrps[] = {
@@ -560,9 +661,7 @@ static bool rmbd_t_events_on;
  */
 void rmbd_t_notify_session(struct rmbd_t_session *sess, u8 event)
 {
-	char peer[RMBD_ADDR_MAX + 8];
 	struct sk_buff *skb;
-	void *hdr;
 
 	down_read(&rmbd_t_events_sem);
 	if (!rmbd_t_events_on ||
@@ -571,22 +670,11 @@ void rmbd_t_notify_session(struct rmbd_t_session *sess, u8 event)
 	skb = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
 	if (!skb)
 		goto out;
-	snprintf(peer, sizeof(peer), "%pISpc",
-		 &sess->admin.cm_id->route.addr.dst_addr);
-	hdr = genlmsg_put(skb, 0, 0, &rmbd_t_family, 0,
-			  RMBD_TARGET_CMD_SESSION_EVENT);
-	if (!hdr ||
-	    nla_put_u8(skb, RMBD_TARGET_ATTR_EVENT, event) ||
-	    nla_put_u64_64bit(skb, RMBD_TARGET_ATTR_SESSION_ID, sess->id,
-			      RMBD_TARGET_ATTR_PAD) ||
-	    nla_put_string(skb, RMBD_TARGET_ATTR_SESSION_PEER, peer) ||
-	    nla_put_string(skb, RMBD_TARGET_ATTR_SESSION_HOST, sess->host) ||
-	    nla_put_string(skb, RMBD_TARGET_ATTR_EXPORT_NAME,
-			   sess->export->name)) {
+	if (rmbd_t_fill_session(skb, sess, 0, 0, 0,
+				RMBD_TARGET_CMD_SESSION_EVENT, event)) {
 		nlmsg_free(skb);
 		goto out;
 	}
-	genlmsg_end(skb, hdr);
 	genlmsg_multicast(&rmbd_t_family, skb, 0, 0, GFP_KERNEL);
 out:
 	up_read(&rmbd_t_events_sem);

@@ -212,7 +212,9 @@ static noinline int rmbd_t_map_slab(struct rmbd_t_session *sess, u32 idx)
 	wr.wr.send_flags = IB_SEND_SIGNALED;
 	wr.mr = mr;
 	wr.key = mr->rkey;
-	wr.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
+	/* Read-only: the RDMA device refuses the peer's writes. */
+	wr.access = sess->read_only ? IB_ACCESS_REMOTE_READ :
+		    IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
 		    IB_ACCESS_REMOTE_WRITE;
 	reinit_completion(&sess->reg_done);
 	ret = ib_post_send(sess->admin.cm_id->qp, &wr.wr, NULL);
@@ -237,18 +239,83 @@ out_unmap:
 }
 ALLOW_ERROR_INJECTION(rmbd_t_map_slab, ERRNO);
 
+/*
+ * May @sess come up on @exp (rmbd_t_mutex held)?  Not when the export is
+ * not shared and a session of another host holds it (-EBUSY, that host's
+ * identity in @holder, RMBD_HOST_LEN bytes, if not NULL), or held it and
+ * is still being torn down (-EAGAIN: its queue pairs and regions may still
+ * be live); not past RMBD_MAX_EXPORT_SESSIONS sessions that are up
+ * (-EUSERS).  A session without identity is another host to every session.
+ */
+static int rmbd_t_may_hold(struct rmbd_t_session *sess,
+			   struct rmbd_export *exp, char *holder)
+{
+	struct rmbd_t_session *s;
+	unsigned int up = 0;
+	int ret = 0;
+
+	list_for_each_entry(s, &exp->sessions, export_entry) {
+		if (s == sess || !s->up)
+			continue;
+		up++;
+		if (exp->shared ||
+		    (sess->host[0] && !strcmp(s->host, sess->host)))
+			continue;
+		if (!test_bit(RMBD_T_SESS_RELEASING, &s->flags)) {
+			if (holder)
+				strscpy_pad(holder, s->host, RMBD_HOST_LEN);
+			return -EBUSY;
+		}
+		ret = -EAGAIN;
+	}
+	if (!ret && up >= RMBD_MAX_EXPORT_SESSIONS)
+		ret = -EUSERS;
+	return ret;
+}
+
+/*
+ * @sess comes up on its export, which no other host holds (rmbd_t_mutex
+ * held).  On an export that is not shared, the host's other sessions are
+ * stale: it came back after a crash or a link loss (its client refuses a
+ * second device on an export that is not shared).  They are released now
+ * rather than at their timeout.
+ */
+static void rmbd_t_take_over(struct rmbd_t_session *sess)
+{
+	struct rmbd_export *exp = sess->export;
+	struct rmbd_t_session *s;
+
+	if (!exp->shared)
+		list_for_each_entry(s, &exp->sessions, export_entry) {
+			if (s == sess || !s->up ||
+			    test_bit(RMBD_T_SESS_RELEASING, &s->flags))
+				continue;
+			pr_info_ratelimited("session %llx: host '%s' takes export %s over from its session %llx\n",
+					    sess->id, sess->host, exp->name,
+					    s->id);
+			rmbd_t_session_schedule_release(s);
+		}
+	WRITE_ONCE(sess->up, true);
+}
+
 static int rmbd_t_handle_open(struct rmbd_t_session *sess,
 			      const struct rmbd_open_req *req)
 {
 	struct rmbd_open_rsp *rsp = sess->send_buf;
+	u32 flags = le32_to_cpu(req->flags);
 	struct rmbd_export_host *h;
 	struct rmbd_export *exp;
 	struct rmbd_t_map *maps = NULL;
 	int ret = 0;
 
 	if (READ_ONCE(sess->export))
-		return -EBUSY;
+		return -EALREADY;
 	mutex_lock(&rmbd_t_mutex);
+	/* Ended meanwhile (its host removed, its export deleted). */
+	if (test_bit(RMBD_T_SESS_RELEASING, &sess->flags)) {
+		ret = -ECONNRESET;
+		goto out_unlock;
+	}
 	exp = rmbd_export_find(req->name);
 	if (!exp) {
 		ret = -ENOENT;
@@ -260,22 +327,38 @@ static int rmbd_t_handle_open(struct rmbd_t_session *sess,
 		ret = -EACCES;
 		goto out_unlock;
 	}
+	if ((flags & RMBD_OPEN_SHARED) && !exp->shared) {
+		ret = -EPERM;
+		goto out_unlock;
+	}
+	strscpy_pad(sess->host, req->host, sizeof(sess->host));
+	h = req->host[0] ? rmbd_export_host_find(exp, req->host) : NULL;
+	/*
+	 * A host with a secret learns who holds the export once it proved
+	 * it has it (AUTH); any other is told now.  The refusal names the
+	 * holder; the rest of the reply stays zero.
+	 */
+	if (!h || !h->secret_len) {
+		ret = rmbd_t_may_hold(sess, exp, rsp->holder);
+		if (ret)
+			goto out_unlock;
+	}
 	maps = kvcalloc(exp->nr_slabs, sizeof(*maps), GFP_KERNEL);
 	if (!maps) {
 		ret = -ENOMEM;
 		goto out_unlock;
 	}
-	strscpy(sess->host, req->host, sizeof(sess->host));
-	h = req->host[0] ? rmbd_export_host_find(exp, req->host) : NULL;
 	if (h && h->secret_len) {
 		sess->secret_len = h->secret_len;
 		memcpy(sess->secret, h->secret, h->secret_len);
 		memcpy(sess->nc, req->challenge, sizeof(sess->nc));
 		get_random_bytes(sess->nt, sizeof(sess->nt));
 		WRITE_ONCE(sess->auth_pending, true);
-		rsp->flags = cpu_to_le32(RMBD_OPEN_AUTH);
 		memcpy(rsp->challenge, sess->nt, sizeof(rsp->challenge));
 	}
+	sess->read_only = exp->read_only || (flags & RMBD_OPEN_RDONLY);
+	rsp->flags = cpu_to_le32((sess->auth_pending ? RMBD_OPEN_AUTH : 0) |
+				 (sess->read_only ? RMBD_OPEN_RDONLY : 0));
 	kref_get(&exp->ref);
 	list_add_tail(&sess->export_entry, &exp->sessions);
 	exp->nr_sessions++;
@@ -292,6 +375,9 @@ static int rmbd_t_handle_open(struct rmbd_t_session *sess,
 	rsp->nr_slabs = cpu_to_le32(exp->nr_slabs);
 	rsp->session_timeout_ms = cpu_to_le32(jiffies_to_msecs(sess->timeout));
 	rsp->export_id = cpu_to_le64(exp->id);
+	/* Nothing holds it against us: checked above, under the same mutex. */
+	if (!sess->auth_pending)
+		rmbd_t_take_over(sess);
 out_unlock:
 	mutex_unlock(&rmbd_t_mutex);
 	return ret;
@@ -307,7 +393,7 @@ static int rmbd_t_handle_map(struct rmbd_t_session *sess,
 
 	if (!sess->export)
 		return -EBADFD;
-	if (sess->auth_pending)
+	if (!sess->up)
 		return -EACCES;
 	if (idx >= sess->export->nr_slabs)
 		return -ERANGE;
@@ -358,10 +444,23 @@ static int rmbd_t_handle_auth(struct rmbd_t_session *sess,
 	ret = rmbd_auth_response(sess->secret, sess->secret_len, true,
 				 sess->id, sess->nc, sess->nt, sess->host,
 				 sess->export->name, rsp->response);
+	if (ret) {
+		ret = -EIO;
+		goto out;
+	}
+	/* Now that it proved itself: may it hold the export? */
+	mutex_lock(&rmbd_t_mutex);
+	if (test_bit(RMBD_T_SESS_RELEASING, &sess->flags))
+		ret = -ECONNRESET;
+	else
+		ret = rmbd_t_may_hold(sess, sess->export, rsp->holder);
+	if (!ret) {
+		sess->authenticated = true;
+		rmbd_t_take_over(sess);
+	}
+	mutex_unlock(&rmbd_t_mutex);
 	if (!ret)
 		WRITE_ONCE(sess->auth_pending, false);
-	else
-		ret = -EIO;
 out:
 	memzero_explicit(want, sizeof(want));
 	memzero_explicit(sess->secret, sizeof(sess->secret));
@@ -402,7 +501,7 @@ static void rmbd_t_handle_msg(struct rmbd_t_session *sess, void *buf, u32 len)
 			ret = rmbd_t_handle_open(sess, buf);
 			rsp_len = sizeof(struct rmbd_open_rsp);
 			/* A host that must authenticate is up once it did. */
-			if (!ret && !sess->auth_pending)
+			if (!ret && sess->up)
 				rmbd_t_session_up(sess, false);
 			break;
 		case RMBD_OP_MAP:
@@ -420,7 +519,10 @@ static void rmbd_t_handle_msg(struct rmbd_t_session *sess, void *buf, u32 len)
 			break;
 		}
 	}
-	if (ret) {
+	if (ret == -EBUSY &&
+	    (opcode == RMBD_OP_OPEN || opcode == RMBD_OP_AUTH)) {
+		/* The refusal names the holder. */
+	} else if (ret) {
 		memset(sess->send_buf, 0, RMBD_MSG_SIZE);
 		rsp_len = sizeof(*hdr);
 	}
@@ -613,7 +715,7 @@ static void rmbd_t_timeout_work(struct work_struct *work)
 	unsigned long deadline = READ_ONCE(sess->last_heard) + sess->timeout;
 	unsigned long open_by = sess->created + RMBD_T_OPEN_TIMEOUT * HZ;
 	/* Opened, and authenticated if it must be. */
-	bool opened = READ_ONCE(sess->export) && !READ_ONCE(sess->auth_pending);
+	bool opened = READ_ONCE(sess->up);
 
 	if (test_bit(RMBD_T_SESS_RELEASING, &sess->flags))
 		return;
@@ -771,7 +873,7 @@ found:
 	/* Opened, and authenticated if it must be: else no queue joins. */
 	ret = -RMBD_REJ_SESSION;
 	if (test_bit(RMBD_T_SESS_RELEASING, &sess->flags) ||
-	    !READ_ONCE(sess->export) || READ_ONCE(sess->auth_pending))
+	    !READ_ONCE(sess->up))
 		goto out_unlock;
 	ret = -RMBD_REJ_DEVICE;
 	if (cm_id->device != sess->ibdev)
@@ -892,8 +994,8 @@ static void rmbd_t_release_work(struct work_struct *work)
 
 	exp = sess->export;
 	if (exp) {
-		/* Up was announced only for one that authenticated. */
-		if (!sess->auth_pending)
+		/* Up was announced only for one that came up. */
+		if (sess->up)
 			rmbd_t_notify_session(sess, RMBD_SESSION_EVENT_DOWN);
 		for (i = 0; i < exp->nr_slabs; i++)
 			rmbd_t_unmap_slab(sess, i);

@@ -51,6 +51,12 @@ struct rmbd_export {
 	unsigned int		nr_sessions;
 	atomic_t		nr_mapped;
 	bool			deleted;
+	/*
+	 * Sessions of one host at a time unless @shared; none writes if
+	 * @read_only.  Fixed when it is added.
+	 */
+	bool			shared;
+	bool			read_only;
 	/* Who may open it: any host, or those on @hosts (rmbd_t_mutex). */
 	bool			any_host;
 	unsigned int		nr_hosts;
@@ -119,6 +125,14 @@ struct rmbd_t_session {
 	u64			iova_base;
 	/* The host identity the client gave at OPEN, "" for none. */
 	char			host[RMBD_HOST_MAX];
+	/*
+	 * @up: opened, and authenticated if it must be: it holds the export,
+	 * may map and add I/O queues (set under rmbd_t_mutex, once).
+	 * @read_only: its slabs are registered without remote write.
+	 */
+	bool			up;
+	bool			read_only;
+	bool			authenticated;	/* proved it has the secret */
 	/*
 	 * Authentication, from OPEN to AUTH: the host's secret as it was at
 	 * OPEN, and both challenges.  No MAP while @auth_pending; a wrong

@@ -15,7 +15,7 @@ FAKE=${RMBD_FAKE:-$here/rmbd-fake}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export RMBD_FAKE_LOG=$tmp/log
-unset RMBD_FAKE_EMPTY
+unset RMBD_FAKE_EMPTY RMBD_FAKE_FAIL RMBD_FAKE_MODULES
 
 n=0
 failed=0
@@ -125,6 +125,11 @@ usage export "invalid export name '.hidden'" export add .hidden size 1G
 usage export "invalid export name ''" export del ""
 usage export "invalid export name '$(printf 'x%.0s' {1..64})'" \
 	export add "$(printf 'x%.0s' {1..64})" size 1G
+usage export "unknown keyword 'yes'" export add foo size 1G shared yes
+usage export "unknown keyword 'no'" export add foo size 1G read_only no
+usage export "duplicate keyword 'read_only'" \
+	export add foo size 1G read_only shared read_only
+usage export "duplicate keyword 'shared'" export add foo size 1G sh shared
 usage export "unknown keyword 'now'" export del foo now
 usage export "unexpected argument 'bar'" export show foo bar
 usage export "unexpected argument 'x'" export help x
@@ -139,6 +144,10 @@ usage listener "unexpected argument 'x'" listener show x
 usage dev "missing keyword 'addr'" dev connect export foo
 usage dev "unknown keyword 'yes'" dev connect addr 10.0.0.1 export foo shared yes
 usage dev "duplicate keyword 'shared'" dev connect addr 10.0.0.1 export foo shared shared
+usage dev "unknown keyword 'yes'" dev connect addr 10.0.0.1 export foo read_only yes
+usage dev "duplicate keyword 'read_only'" \
+	dev connect addr 10.0.0.1 export foo read_only shared read_only
+usage dev "ambiguous keyword 're'" dev connect addr 10.0.0.1 export foo re 5
 usage dev "invalid host identity 'a/b'" dev connect addr 10.0.0.1 export foo host a/b
 usage dev "missing keyword 'export'" dev connect addr 10.0.0.1
 usage dev "invalid address '10.0.0'" dev connect addr 10.0.0 export foo
@@ -214,6 +223,12 @@ then
 else
 	fail "dev help gives the default port and depth"
 fi
+if grep -q '^ .*\[ shared \] \[ read_only \]' "$tmp/out" &&
+   grep -q '^       read_only: ' "$tmp/out"; then
+	pass "dev help gives read_only"
+else
+	fail "dev help gives read_only"
+fi
 if grep -q 'reconnect_delay: .*1-3600, default 2$' "$tmp/out" &&
    grep -q '0-86400 (0: fail at once), default 60$' "$tmp/out"; then
 	pass "dev help gives the reconnect_delay and loss_timeout ranges"
@@ -221,25 +236,54 @@ else
 	fail "dev help gives the reconnect_delay and loss_timeout ranges"
 fi
 
+"$RMBD" export help >"$tmp/out"
+if grep -q '^ .*\[ shared \] \[ read_only \]$' "$tmp/out" &&
+   grep -q 'unless it is$' "$tmp/out" &&
+   grep -q '^       shared; read_only: ' "$tmp/out"; then
+	pass "export help gives shared and read_only"
+else
+	fail "export help gives shared and read_only"
+fi
+
 # Output and library calls, through the fake library
-exports_text="export foo size 1073741824 slab 67108864 slabs 16 sessions 1 mapped 3 mem 1073741824 hosts rmbd:uuid:0a,nqn.2014-08.org.nvmexpress:uuid:0b auth nqn.2014-08.org.nvmexpress:uuid:0b
-export bar.2 size 8388608 slab 2097152 slabs 4 sessions 0 mapped 0 mem 8388608 any_host"
-exports_json='[{"name":"foo","size":1073741824,"slab_size":67108864,"nr_slabs":16,"sessions":1,"mapped":3,"mem":1073741824,"any_host":false,"hosts":["rmbd:uuid:0a","nqn.2014-08.org.nvmexpress:uuid:0b"],"auth_hosts":["nqn.2014-08.org.nvmexpress:uuid:0b"]},{"name":"bar.2","size":8388608,"slab_size":2097152,"nr_slabs":4,"sessions":0,"mapped":0,"mem":8388608,"any_host":true,"hosts":[],"auth_hosts":[]}]'
+exports_text="export foo size 1073741824 slab 67108864 slabs 16 sessions 1 mapped 3 mem 1073741824 shared hosts rmbd:uuid:0a,nqn.2014-08.org.nvmexpress:uuid:0b auth nqn.2014-08.org.nvmexpress:uuid:0b
+export bar.2 size 8388608 slab 2097152 slabs 4 sessions 0 mapped 0 mem 8388608 any_host read_only"
+exports_json='[{"name":"foo","size":1073741824,"slab_size":67108864,"nr_slabs":16,"sessions":1,"mapped":3,"mem":1073741824,"any_host":false,"shared":true,"read_only":false,"hosts":["rmbd:uuid:0a","nqn.2014-08.org.nvmexpress:uuid:0b"],"auth_hosts":["nqn.2014-08.org.nvmexpress:uuid:0b"]},{"name":"bar.2","size":8388608,"slab_size":2097152,"nr_slabs":4,"sessions":0,"mapped":0,"mem":8388608,"any_host":true,"shared":false,"read_only":true,"hosts":[],"auth_hosts":[]}]'
 # Text: pollq, reconnect_delay, loss_timeout and reconnects only when not
 # at their defaults (0, 2, 60, 0) or with -d; slab only with -d.
 devs_text="rmbd0: size 1073741824 state live addr 10.200.0.1 port 7470 export foo queues 2 depth 128 host rmbd:uuid:0a
-rmbd3: size 8388608 state failed addr fd00::1 port 7471 export bar.2 queues 1 pollq 1 depth 16 loss_timeout 0
+rmbd3: size 8388608 state failed addr fd00::1 port 7471 export bar.2 queues 1 pollq 1 depth 16 loss_timeout 0 read_only
 rmbd6: size 4294967296 state reconnecting addr 10.200.0.2 port 7470 export baz queues 4 depth 128 reconnect_delay 5 loss_timeout 300 reconnects 3 shared host h6"
 devs_details="rmbd0: size 1073741824 state live addr 10.200.0.1 port 7470 export foo queues 2 pollq 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 0 host rmbd:uuid:0a slab 67108864
-rmbd3: size 8388608 state failed addr fd00::1 port 7471 export bar.2 queues 1 pollq 1 depth 16 reconnect_delay 2 loss_timeout 0 reconnects 0 slab 2097152
+rmbd3: size 8388608 state failed addr fd00::1 port 7471 export bar.2 queues 1 pollq 1 depth 16 reconnect_delay 2 loss_timeout 0 reconnects 0 read_only slab 2097152
 rmbd6: size 4294967296 state reconnecting addr 10.200.0.2 port 7470 export baz queues 4 pollq 0 depth 128 reconnect_delay 5 loss_timeout 300 reconnects 3 shared host h6 slab 1073741824"
-dev6_json='{"index":6,"name":"rmbd6","size":4294967296,"state":"reconnecting","addr":"10.200.0.2","port":7470,"export":"baz","queues":4,"poll_queues":0,"depth":128,"reconnect_delay":5,"loss_timeout":300,"reconnects":3,"shared":true,"host":"h6","auth":false,"slab_size":1073741824}'
-devs_json='[{"index":0,"name":"rmbd0","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:0a","auth":false,"slab_size":67108864},{"index":3,"name":"rmbd3","size":8388608,"state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"host":"","auth":false,"slab_size":2097152},'"$dev6_json]"
+dev6_json='{"index":6,"name":"rmbd6","size":4294967296,"state":"reconnecting","addr":"10.200.0.2","port":7470,"export":"baz","queues":4,"poll_queues":0,"depth":128,"reconnect_delay":5,"loss_timeout":300,"reconnects":3,"shared":true,"host":"h6","auth":false,"read_only":false,"slab_size":1073741824}'
+devs_json='[{"index":0,"name":"rmbd0","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:0a","auth":false,"read_only":false,"slab_size":67108864},{"index":3,"name":"rmbd3","size":8388608,"state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"host":"","auth":false,"read_only":true,"slab_size":2097152},'"$dev6_json]"
+
+# With -d, each export's sessions (the fake's are not in the order of
+# their exports, and one is of an export no longer listed).
+sessions_foo="    session 3f2a9c0d1b2e4f60 host nqn.2014-08.org.nvmexpress:uuid:0b peer 10.200.0.1:41234 up auth
+    session 1c host - peer 10.200.0.3:41300 authenticating"
+sessions_bar="    session 7 host - peer [fd00::2]:41235 up read_only"
+exports_details="$(echo "$exports_text" | sed -n 1p)
+$sessions_foo
+$(echo "$exports_text" | sed -n 2p)
+$sessions_bar"
+session_list_foo='"session_list":[{"id":"3f2a9c0d1b2e4f60","host":"nqn.2014-08.org.nvmexpress:uuid:0b","peer":"10.200.0.1:41234","up":true,"auth":true,"read_only":false},{"id":"1c","host":"-","peer":"10.200.0.3:41300","up":false,"auth":false,"read_only":false}]'
+session_list_bar='"session_list":[{"id":"7","host":"-","peer":"[fd00::2]:41235","up":true,"auth":false,"read_only":true}]'
+exports_details_json="$(echo "$exports_json" | sed 's/\]}/],'"$session_list_foo"'}/; s/\]}\]$/],'"$session_list_bar"'}]/')"
+case $exports_details_json in
+*'"auth_hosts":["nqn.2014-08.org.nvmexpress:uuid:0b"],"session_list":[{"id":"3f2a9c0d1b2e4f60",'*'"auth_hosts":[],"session_list":[{"id":"7",'*'"read_only":true}]}]')
+	pass "exports_details_json built" ;;
+*)
+	fail "exports_details_json built"
+	echo "# $exports_details_json" ;;
+esac
 
 log_reset
 expect 0 "$exports_text" "" "$FAKE" export
 expect 0 "$exports_text" "" "$FAKE" export show
-expect 0 "$exports_text"$'\n'"total mem 1082130432" "" "$FAKE" -d ex sh
+expect 0 "$exports_details"$'\n'"total mem 1082130432" "" "$FAKE" -d ex sh
 expect 0 "$exports_json" "" "$FAKE" -j export
 expect 0 "$(echo "$exports_text" | head -n 1)" "" "$FAKE" export show foo
 expect 0 "[$(echo "$exports_json" | sed 's/^\[//; s/,{"name":"bar.*//')]" \
@@ -252,6 +296,7 @@ open
 export_list
 open
 export_list
+session_list -
 open
 export_list
 open
@@ -261,11 +306,89 @@ export_get foo
 open
 export_get nope" "export show calls"
 
+# export show -d: the sessions asked for after the exports, of all or of
+# the one export shown; none without -d.
+log_reset
+expect 0 "$exports_details_json" "" "$FAKE" -j -d export show
+expect 0 "$(echo "$exports_details" | sed -n 1,3p)" "" \
+	"$FAKE" -d export show foo
+expect 0 "$(echo "$exports_details" | sed -n 4,5p)" "" \
+	"$FAKE" -d export show bar.2
+expect 0 "[$(echo "$exports_details_json" | sed 's/^\[//; s/,{"name":"bar.*//')]" \
+	"" "$FAKE" -j -d export show foo
+expect 0 '[
+    {
+        "name": "bar.2",
+        "size": 8388608,
+        "slab_size": 2097152,
+        "nr_slabs": 4,
+        "sessions": 0,
+        "mapped": 0,
+        "mem": 8388608,
+        "any_host": true,
+        "shared": false,
+        "read_only": true,
+        "hosts": [],
+        "auth_hosts": [],
+        "session_list": [
+            {
+                "id": "7",
+                "host": "-",
+                "peer": "[fd00::2]:41235",
+                "up": true,
+                "auth": false,
+                "read_only": true
+            }
+        ]
+    }
+]' "" "$FAKE" -p -d export show bar.2
+expect 1 "" "rmbd: failed to show export: No such file or directory: no such export" \
+	"$FAKE" -d export show nope
+log_is "open
+export_list
+session_list -
+open
+export_get foo
+session_list foo
+open
+export_get bar.2
+session_list bar.2
+open
+export_get foo
+session_list foo
+open
+export_get bar.2
+session_list bar.2
+open
+export_get nope" "export show -d lists the sessions, of the export shown"
+
+# A failed session list fails export show -d, with nothing shown; without
+# -d it is not asked for.
+export RMBD_FAKE_FAIL=session_list
+log_reset
+expect 1 "" "rmbd: failed to list sessions: Operation not supported" \
+	"$FAKE" -d export show
+expect 1 "" "rmbd: failed to list sessions: Operation not supported" \
+	"$FAKE" -j -d export show foo
+expect 0 "$exports_text" "" "$FAKE" export show
+expect 0 "$exports_json" "" "$FAKE" -j export show
+log_is "open
+export_list
+session_list -
+open
+export_get foo
+session_list foo
+open
+export_list
+open
+export_list" "export show: a failed session list"
+unset RMBD_FAKE_FAIL
+
 log_reset
 expect 0 "" "" "$FAKE" export add foo size 1G
 expect 0 "" "" "$FAKE" export add foo size 3MiB slab 2M
 expect 0 "" "" "$FAKE" export add zero size 0
-expect 0 '{"name":"x","size":8589934592,"slab_size":67108864,"nr_slabs":128,"sessions":0,"mapped":0,"mem":8589934592,"any_host":false,"hosts":[],"auth_hosts":[]}' \
+expect 0 '{"name":"x","size":8589934592,"slab_size":67108864,"nr_slabs":128,"sessions":0,"mapped":0,"mem":8589934592,"any_host":false,"shared":false,"read_only":false,"hosts":[],"auth_hosts":[]}' \
 	"" "$FAKE" -j export add x size 8G
 expect 1 "" "rmbd: failed to add export: Invalid argument: fake refusal of bad" \
 	"$FAKE" export add bad size 4K
@@ -273,19 +396,19 @@ expect 0 "" "" "$FAKE" export del foo
 expect 0 "" "" "$FAKE" export d foo f
 log_is "open
 export_add foo 1073741824 0
-  any_host 0 hosts -
+  any_host 0 shared 0 read_only 0 hosts -
 open
 export_add foo 3145728 2097152
-  any_host 0 hosts -
+  any_host 0 shared 0 read_only 0 hosts -
 open
 export_add zero 0 0
-  any_host 0 hosts -
+  any_host 0 shared 0 read_only 0 hosts -
 open
 export_add x 8589934592 0
-  any_host 0 hosts -
+  any_host 0 shared 0 read_only 0 hosts -
 open
 export_add bad 4096 0
-  any_host 0 hosts -
+  any_host 0 shared 0 read_only 0 hosts -
 open
 export_del foo 0
 open
@@ -301,8 +424,11 @@ usage export "unknown export host command 'set'" export host set foo h
 usage export "missing host identity" export host add foo
 usage export "invalid host identity '.h'" export host add foo .h
 usage export "unexpected argument 'x'" export host del foo h x
+usage export "unknown keyword 'shared'" export host add foo h shared
+usage export "unknown keyword 'read_only'" export host add foo h read_only
+usage export "unexpected argument 'read_only'" export host del foo h read_only
 log_reset
-expect 0 '{"name":"foo","size":1073741824,"slab_size":67108864,"nr_slabs":16,"sessions":0,"mapped":0,"mem":1073741824,"any_host":false,"hosts":["rmbd:uuid:0a","h.b"],"auth_hosts":[]}' \
+expect 0 '{"name":"foo","size":1073741824,"slab_size":67108864,"nr_slabs":16,"sessions":0,"mapped":0,"mem":1073741824,"any_host":false,"shared":false,"read_only":false,"hosts":["rmbd:uuid:0a","h.b"],"auth_hosts":[]}' \
 	"" "$FAKE" -j export add foo size 1G hosts rmbd:uuid:0a,h.b
 expect 0 "" "" "$FAKE" export add foo size 1G any_host
 expect 0 "" "" "$FAKE" export host add foo nqn.2014-08.org.nvmexpress:uuid:0b
@@ -311,16 +437,41 @@ expect 1 "" "rmbd: failed to add host: Invalid argument: fake refusal of bad" \
 	"$FAKE" export host add bad h
 log_is "open
 export_add foo 1073741824 0
-  any_host 0 hosts rmbd:uuid:0a,h.b
+  any_host 0 shared 0 read_only 0 hosts rmbd:uuid:0a,h.b
 open
 export_add foo 1073741824 0
-  any_host 1 hosts -
+  any_host 1 shared 0 read_only 0 hosts -
 open
 export_host_add foo nqn.2014-08.org.nvmexpress:uuid:0b secret 0
 open
 export_host_del foo h.b
 open
 export_host_add bad h secret 0" "export hosts pass the parsed values"
+
+# Shared and read-only exports: each keyword sets its own flag, and
+# export add shows them.
+log_reset
+expect 0 "" "" "$FAKE" export add foo size 1G shared read_only
+expect 0 "" "" "$FAKE" export add foo size 1G sh
+expect 0 '{"name":"foo","size":1073741824,"slab_size":67108864,"nr_slabs":16,"sessions":0,"mapped":0,"mem":1073741824,"any_host":true,"shared":false,"read_only":true,"hosts":[],"auth_hosts":[]}' \
+	"" "$FAKE" -j export add foo size 1G read_only any_host
+expect 0 '{"name":"foo","size":1073741824,"slab_size":67108864,"nr_slabs":16,"sessions":0,"mapped":0,"mem":1073741824,"any_host":false,"shared":true,"read_only":false,"hosts":["h.b"],"auth_hosts":[]}' \
+	"" "$FAKE" -j export add foo shared size 1G hosts h.b
+expect 0 "" "" "$FAKE" export host add foo h.b
+log_is "open
+export_add foo 1073741824 0
+  any_host 0 shared 1 read_only 1 hosts -
+open
+export_add foo 1073741824 0
+  any_host 0 shared 1 read_only 0 hosts -
+open
+export_add foo 1073741824 0
+  any_host 1 shared 0 read_only 1 hosts -
+open
+export_add foo 1073741824 0
+  any_host 0 shared 1 read_only 0 hosts h.b
+open
+export_host_add foo h.b secret 0" "export add passes shared and read_only"
 
 # Secrets: generated into a file of its owner's, read back by the
 # commands that take one.
@@ -335,12 +486,12 @@ printf '9d%.0s' $(seq 32) > "$sdir/k"
 chmod 600 "$sdir/k"
 log_reset
 expect 0 "" "" "$FAKE" export host add foo h secret-file "$sdir/k"
-expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"h","auth":true,"slab_size":67108864}' \
+expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"h","auth":true,"read_only":false,"slab_size":67108864}' \
 	"" "$FAKE" -j dev connect addr 10.200.0.1 export foo host h secret-file "$sdir/k"
 log_is "open
 export_host_add foo h secret 32 9d...
 open
-dev_connect 10.200.0.1 0 foo 0 0 0 0 - 0 h 32" "secrets reach the library"
+dev_connect 10.200.0.1 0 foo 0 0 0 0 - 0 0 h 32" "secrets reach the library"
 chmod 640 "$sdir/k"
 usage export "secret file '$sdir/k' may be read by others than its owner (chmod 600)" \
 	export host add foo h secret-file "$sdir/k"
@@ -426,19 +577,23 @@ expect 0 '[
         "shared": true,
         "host": "h6",
         "auth": false,
+        "read_only": false,
         "slab_size": 1073741824
     }
 ]' "" "$FAKE" -p dev show /dev/rmbd6
 expect 1 "" "rmbd: failed to show device: No such device" "$FAKE" dev show 5
 expect 0 "rmbd7" "" "$FAKE" dev connect addr 10.200.0.1 export foo
-expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"fd00::1","port":99,"export":"foo","queues":4,"poll_queues":2,"depth":64,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:default","auth":false,"slab_size":67108864}' \
+expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"fd00::1","port":99,"export":"foo","queues":4,"poll_queues":2,"depth":64,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:default","auth":false,"read_only":false,"slab_size":67108864}' \
 	"" "$FAKE" -j dev conn export foo addr fd00::1 port 99 queues 4 depth 64 pollq 2
-expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":10,"loss_timeout":0,"reconnects":0,"shared":false,"host":"rmbd:uuid:default","auth":false,"slab_size":67108864}' \
+expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":10,"loss_timeout":0,"reconnects":0,"shared":false,"host":"rmbd:uuid:default","auth":false,"read_only":false,"slab_size":67108864}' \
 	"" "$FAKE" -j dev connect addr 10.200.0.1 export foo reconnect_delay 10 loss_timeout 0
 expect 0 "rmbd7" "" "$FAKE" dev c addr 10.200.0.1 export foo loss 86400 reco 3600
 expect 0 "rmbd7" "" "$FAKE" dev connect addr 10.200.0.1 export foo reconnect_delay 1
-expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":true,"host":"rmbd:uuid:default","auth":false,"slab_size":67108864}' \
+expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":true,"host":"rmbd:uuid:default","auth":false,"read_only":false,"slab_size":67108864}' \
 	"" "$FAKE" -j dev connect addr 10.200.0.1 export foo shared
+expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:default","auth":false,"read_only":true,"slab_size":67108864}' \
+	"" "$FAKE" -j dev connect addr 10.200.0.1 export foo read_only
+expect 0 "rmbd7" "" "$FAKE" dev connect read addr 10.200.0.1 shared export foo
 expect 0 "rmbd7" "" "$FAKE" dev connect addr 10.200.0.1 export foo host h.x
 expect 1 "" "rmbd: failed to connect device: Permission denied: host h.x is not allowed to use export denied" \
 	"$FAKE" dev connect addr 10.200.0.1 export denied host h.x
@@ -467,23 +622,27 @@ dev_get 6
 open
 dev_get 5
 open
-dev_connect 10.200.0.1 0 foo 0 0 0 0 - 0 - 0
+dev_connect 10.200.0.1 0 foo 0 0 0 0 - 0 0 - 0
 open
-dev_connect fd00::1 99 foo 4 64 2 0 - 0 - 0
+dev_connect fd00::1 99 foo 4 64 2 0 - 0 0 - 0
 open
-dev_connect 10.200.0.1 0 foo 0 0 0 10 0 0 - 0
+dev_connect 10.200.0.1 0 foo 0 0 0 10 0 0 0 - 0
 open
-dev_connect 10.200.0.1 0 foo 0 0 0 3600 86400 0 - 0
+dev_connect 10.200.0.1 0 foo 0 0 0 3600 86400 0 0 - 0
 open
-dev_connect 10.200.0.1 0 foo 0 0 0 1 - 0 - 0
+dev_connect 10.200.0.1 0 foo 0 0 0 1 - 0 0 - 0
 open
-dev_connect 10.200.0.1 0 foo 0 0 0 0 - 1 - 0
+dev_connect 10.200.0.1 0 foo 0 0 0 0 - 1 0 - 0
 open
-dev_connect 10.200.0.1 0 foo 0 0 0 0 - 0 h.x 0
+dev_connect 10.200.0.1 0 foo 0 0 0 0 - 0 1 - 0
 open
-dev_connect 10.200.0.1 0 denied 0 0 0 0 - 0 h.x 0
+dev_connect 10.200.0.1 0 foo 0 0 0 0 - 1 1 - 0
 open
-dev_connect 10.200.0.1 0 bad 0 0 0 0 - 0 - 0
+dev_connect 10.200.0.1 0 foo 0 0 0 0 - 0 0 h.x 0
+open
+dev_connect 10.200.0.1 0 denied 0 0 0 0 - 0 0 h.x 0
+open
+dev_connect 10.200.0.1 0 bad 0 0 0 0 - 0 0 - 0
 open
 dev_disconnect 3 0
 open
@@ -493,29 +652,30 @@ dev_disconnect 4 1" "dev calls"
 
 # monitor: the fake library's events, in order; events lost after the
 # third.  Text: dev NAME EVENT state ... export NAME, with -d the other
-# fields of dev show; session ID EVENT peer PEER export NAME.
+# fields of dev show; session ID EVENT peer PEER export NAME [host HOST]
+# [auth] [read_only].
 events_text="dev rmbd0 connected state live addr 10.200.0.1 port 7470 export foo
-session 3f2a9c0d1b2e4f60 up peer 10.200.0.1:41234 export foo
+session 3f2a9c0d1b2e4f60 up peer 10.200.0.1:41234 export foo host nqn.2014-08.org.nvmexpress:uuid:0b auth
 dev rmbd0 link-down state reconnecting addr 10.200.0.1 port 7470 export foo
 dev rmbd0 reconnecting state reconnecting addr 10.200.0.1 port 7470 export foo
 dev rmbd0 live state live addr 10.200.0.1 port 7470 export foo
-session 3f2a9c0d1b2e4f60 down peer 10.200.0.1:41234 export foo
-session 7 up peer [fd00::2]:41235 export bar.2
+session 3f2a9c0d1b2e4f60 down peer 10.200.0.1:41234 export foo host nqn.2014-08.org.nvmexpress:uuid:0b auth
+session 7 up peer [fd00::2]:41235 export bar.2 read_only
 dev rmbd3 link-down state failed addr fd00::1 port 7471 export bar.2
 dev rmbd3 failed state failed addr fd00::1 port 7471 export bar.2
 dev rmbd3 disconnected state deleting addr fd00::1 port 7471 export bar.2
 dev rmbd6 unknown state reconnecting addr 10.200.0.2 port 7470 export baz"
-events_json='{"type":"dev","event":"connected","index":0,"name":"rmbd0","state":"live","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:0a","auth":false,"slab_size":67108864}
-{"type":"session","event":"up","id":"3f2a9c0d1b2e4f60","peer":"10.200.0.1:41234","export":"foo","host":""}
-{"type":"dev","event":"link-down","index":0,"name":"rmbd0","state":"reconnecting","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:0a","auth":false,"slab_size":67108864}
-{"type":"dev","event":"reconnecting","index":0,"name":"rmbd0","state":"reconnecting","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:0a","auth":false,"slab_size":67108864}
-{"type":"dev","event":"live","index":0,"name":"rmbd0","state":"live","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":1,"shared":false,"host":"rmbd:uuid:0a","auth":false,"slab_size":67108864}
-{"type":"session","event":"down","id":"3f2a9c0d1b2e4f60","peer":"10.200.0.1:41234","export":"foo","host":""}
-{"type":"session","event":"up","id":"7","peer":"[fd00::2]:41235","export":"bar.2","host":""}
-{"type":"dev","event":"link-down","index":3,"name":"rmbd3","state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"host":"","auth":false,"slab_size":2097152}
-{"type":"dev","event":"failed","index":3,"name":"rmbd3","state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"host":"","auth":false,"slab_size":2097152}
-{"type":"dev","event":"disconnected","index":3,"name":"rmbd3","state":"deleting","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"host":"","auth":false,"slab_size":2097152}
-{"type":"dev","event":"unknown","index":6,"name":"rmbd6","state":"reconnecting","addr":"10.200.0.2","port":7470,"export":"baz","size":4294967296,"queues":4,"poll_queues":0,"depth":128,"reconnect_delay":5,"loss_timeout":300,"reconnects":3,"shared":true,"host":"h6","auth":false,"slab_size":1073741824}'
+events_json='{"type":"dev","event":"connected","index":0,"name":"rmbd0","state":"live","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:0a","auth":false,"read_only":false,"slab_size":67108864}
+{"type":"session","event":"up","id":"3f2a9c0d1b2e4f60","peer":"10.200.0.1:41234","export":"foo","host":"nqn.2014-08.org.nvmexpress:uuid:0b","auth":true,"read_only":false}
+{"type":"dev","event":"link-down","index":0,"name":"rmbd0","state":"reconnecting","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:0a","auth":false,"read_only":false,"slab_size":67108864}
+{"type":"dev","event":"reconnecting","index":0,"name":"rmbd0","state":"reconnecting","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:0a","auth":false,"read_only":false,"slab_size":67108864}
+{"type":"dev","event":"live","index":0,"name":"rmbd0","state":"live","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":1,"shared":false,"host":"rmbd:uuid:0a","auth":false,"read_only":false,"slab_size":67108864}
+{"type":"session","event":"down","id":"3f2a9c0d1b2e4f60","peer":"10.200.0.1:41234","export":"foo","host":"nqn.2014-08.org.nvmexpress:uuid:0b","auth":true,"read_only":false}
+{"type":"session","event":"up","id":"7","peer":"[fd00::2]:41235","export":"bar.2","host":"","auth":false,"read_only":true}
+{"type":"dev","event":"link-down","index":3,"name":"rmbd3","state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"host":"","auth":false,"read_only":true,"slab_size":2097152}
+{"type":"dev","event":"failed","index":3,"name":"rmbd3","state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"host":"","auth":false,"read_only":true,"slab_size":2097152}
+{"type":"dev","event":"disconnected","index":3,"name":"rmbd3","state":"deleting","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"host":"","auth":false,"read_only":true,"slab_size":2097152}
+{"type":"dev","event":"unknown","index":6,"name":"rmbd6","state":"reconnecting","addr":"10.200.0.2","port":7470,"export":"baz","size":4294967296,"queues":4,"poll_queues":0,"depth":128,"reconnect_delay":5,"loss_timeout":300,"reconnects":3,"shared":true,"host":"h6","auth":false,"read_only":false,"slab_size":1073741824}'
 lost="rmbd: events lost: the receive buffer was full; rmbd dev show has the current state"
 
 log_reset
@@ -533,8 +693,16 @@ expect 0 '{
     "id": "3f2a9c0d1b2e4f60",
     "peer": "10.200.0.1:41234",
     "export": "foo",
-    "host": ""
+    "host": "nqn.2014-08.org.nvmexpress:uuid:0b",
+    "auth": true,
+    "read_only": false
 }' "" "$FAKE" -p monitor s c 1
+# -d: read_only in the text of a read-only device's event (the fifth).
+expect 0 "$(echo "$events_text" | grep '^dev' | head -n 5 | sed \
+	-e '1,3s/$/ size 1073741824 queues 2 pollq 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 0 host rmbd:uuid:0a slab 67108864/' \
+	-e '4s/$/ size 1073741824 queues 2 pollq 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 1 host rmbd:uuid:0a slab 67108864/' \
+	-e '5s/$/ size 8388608 queues 1 pollq 1 depth 16 reconnect_delay 2 loss_timeout 0 reconnects 0 read_only slab 2097152/')" \
+	"$lost" "$FAKE" -d monitor dev count 5
 log_is "open
 events_subscribe 3
 open
@@ -546,7 +714,9 @@ events_subscribe 1
 open
 events_subscribe 2
 open
-events_subscribe 2" "monitor subscribes to dev 1, session 2, all 3"
+events_subscribe 2
+open
+events_subscribe 1" "monitor subscribes to dev 1, session 2, all 3"
 
 # A family whose module is missing is skipped; none: exit 1.
 export RMBD_FAKE_MODULES=client
@@ -601,7 +771,31 @@ monitor_signal INT
 export RMBD_FAKE_EMPTY=1
 expect 0 "" "" "$FAKE" dev
 expect 0 "[]" "" "$FAKE" -j export
+expect 0 "total mem 0" "" "$FAKE" -d export
+expect 0 "[]" "" "$FAKE" -j -d export
 expect 0 "[]" "" "$FAKE" -p listener
+# Exports without sessions: an empty session_list.
+export RMBD_FAKE_EMPTY=sessions
+expect 0 "$exports_text"$'\n'"total mem 1082130432" "" "$FAKE" -d export
+expect 0 "$(echo "$exports_json" | sed 's/\]}/],"session_list":[]}/g')" "" \
+	"$FAKE" -j -d export
+expect 0 '[
+    {
+        "name": "bar.2",
+        "size": 8388608,
+        "slab_size": 2097152,
+        "nr_slabs": 4,
+        "sessions": 0,
+        "mapped": 0,
+        "mem": 8388608,
+        "any_host": true,
+        "shared": false,
+        "read_only": true,
+        "hosts": [],
+        "auth_hosts": [],
+        "session_list": []
+    }
+]' "" "$FAKE" -p -d export show bar.2
 unset RMBD_FAKE_EMPTY
 
 # The real library, without the modules

@@ -6,8 +6,11 @@
  *
  * Each call is logged, one line, to $RMBD_FAKE_LOG if set (the event
  * calls but rmbd_events_subscribe() excepted).
- * RMBD_FAKE_EMPTY=1: the lists are empty.
+ * RMBD_FAKE_EMPTY=1: the lists are empty; =sessions: only the list of
+ * sessions.
  * Names and addresses starting with "bad" fail with -EINVAL and a message.
+ * RMBD_FAKE_FAIL=session_list: rmbd_session_list() fails with -EOPNOTSUPP
+ * and no message, as against a module without SESSION_GET.
  * RMBD_FAKE_MODULES=client|target|none: the modules whose events can be
  * subscribed to; both if unset.
  */
@@ -70,9 +73,9 @@ static int fake_fail(struct rmbd_ctx *ctx, const char *name)
 static const struct rmbd_export_info fake_exports[] = {
 	{ "foo", 1073741824ULL, 67108864ULL, 1073741824ULL, 16, 1, 3, false,
 	  2, { "rmbd:uuid:0a", "nqn.2014-08.org.nvmexpress:uuid:0b" },
-	  1, { "nqn.2014-08.org.nvmexpress:uuid:0b" } },
+	  1, { "nqn.2014-08.org.nvmexpress:uuid:0b" }, true, false },
 	{ "bar.2", 8388608ULL, 2097152ULL, 8388608ULL, 4, 0, 0, true, 0, { },
-	  0, { } },
+	  0, { }, false, true },
 };
 
 static const struct rmbd_listener_info fake_listeners[] = {
@@ -83,12 +86,28 @@ static const struct rmbd_listener_info fake_listeners[] = {
 static const struct rmbd_dev_info fake_devs[] = {
 	{ 0, "rmbd0", 1073741824ULL, 67108864ULL, RMBD_DEV_STATE_LIVE,
 	  "10.200.0.1", 7470, "foo", 2, 128, 0, 2, 60, 0, false, "rmbd:uuid:0a",
-	  false },
+	  false, false },
 	{ 3, "rmbd3", 8388608ULL, 2097152ULL, RMBD_DEV_STATE_FAILED,
-	  "fd00::1", 7471, "bar.2", 1, 16, 1, 2, 0, 0, false, "", false },
+	  "fd00::1", 7471, "bar.2", 1, 16, 1, 2, 0, 0, false, "", false,
+	  true },
 	{ 6, "rmbd6", 4294967296ULL, 1073741824ULL,
 	  RMBD_DEV_STATE_RECONNECTING, "10.200.0.2", 7470, "baz", 4, 128, 0,
-	  5, 300, 3, true, "h6", false },
+	  5, 300, 3, true, "h6", false, false },
+};
+
+/*
+ * The target's sessions: of foo one up and authenticated, one still
+ * authenticating and without host; of bar.2 a read-only one; and one of
+ * an export fake_exports does not have (deleted since it was listed).
+ * Not in the order of their exports.
+ */
+static const struct rmbd_session_info fake_sessions[] = {
+	{ 0x3f2a9c0d1b2e4f60ULL, "10.200.0.1:41234", "foo",
+	  "nqn.2014-08.org.nvmexpress:uuid:0b", true, true, false },
+	{ 0x7, "[fd00::2]:41235", "bar.2", "", true, false, true },
+	{ 0x1c, "10.200.0.3:41300", "foo", "", false, false, false },
+	{ 0x2a, "10.200.0.9:41400", "gone", "rmbd:uuid:0a", true, false,
+	  false },
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -151,9 +170,12 @@ int rmbd_export_create(struct rmbd_ctx *ctx,
 				      i ? "," : "", opts->hosts[i]);
 	ret = rmbd_export_add(ctx, opts->name, opts->size, opts->slab_size,
 			      out);
-	fake_log("  any_host %d hosts %s", opts->any_host, hosts);
+	fake_log("  any_host %d shared %d read_only %d hosts %s",
+		 opts->any_host, opts->shared, opts->read_only, hosts);
 	if (!ret && out) {
 		out->any_host = opts->any_host;
+		out->shared = opts->shared;
+		out->read_only = opts->read_only;
 		out->nr_hosts = opts->nr_hosts;
 		for (i = 0; i < opts->nr_hosts; i++)
 			snprintf(out->hosts[i], sizeof(out->hosts[i]), "%s",
@@ -269,10 +291,10 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 
 	if (opts->has_loss_timeout)
 		snprintf(loss, sizeof(loss), "%u", opts->loss_timeout);
-	fake_log("dev_connect %s %u %s %u %u %u %u %s %d %s %zu", opts->addr,
-		 opts->port, opts->export_name, opts->nr_io_queues,
+	fake_log("dev_connect %s %u %s %u %u %u %u %s %d %d %s %zu",
+		 opts->addr, opts->port, opts->export_name, opts->nr_io_queues,
 		 opts->queue_depth, opts->nr_poll_queues,
-		 opts->reconnect_delay, loss, opts->shared,
+		 opts->reconnect_delay, loss, opts->shared, opts->read_only,
 		 opts->host ? opts->host : "-",
 		 opts->secret ? opts->secret_len : 0);
 	if (fake_fail(ctx, opts->export_name))
@@ -304,6 +326,7 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 	snprintf(out->host, sizeof(out->host), "%s",
 		 opts->host ? opts->host : "rmbd:uuid:default");
 	out->auth = opts->secret != NULL;
+	out->read_only = opts->read_only;
 	return 0;
 }
 
@@ -351,44 +374,67 @@ int rmbd_dev_get(struct rmbd_ctx *ctx, uint32_t index,
 	return -ENODEV;
 }
 
+int rmbd_session_list(struct rmbd_ctx *ctx, const char *export_name,
+		      int (*cb)(const struct rmbd_session_info *, void *),
+		      void *arg)
+{
+	const char *fail = getenv("RMBD_FAKE_FAIL"), *empty;
+	size_t i;
+	int ret;
+
+	fake_log("session_list %s", export_name ? export_name : "-");
+	if (export_name && fake_fail(ctx, export_name))
+		return -EINVAL;
+	if (fail && !strcmp(fail, "session_list")) {
+		ctx->errmsg[0] = '\0';
+		return -EOPNOTSUPP;
+	}
+	empty = getenv("RMBD_FAKE_EMPTY");
+	if (fake_empty() || (empty && !strcmp(empty, "sessions")))
+		return 0;
+	for (i = 0; i < ARRAY_SIZE(fake_sessions); i++) {
+		if (export_name &&
+		    strcmp(fake_sessions[i].export_name, export_name))
+			continue;
+		ret = cb(&fake_sessions[i], arg);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 /*
  * The events rmbd_event_recv() returns, in order, those of the families
- * joined; family 0: -ENOBUFS, events lost.  The devices are fake_devs[dev]
- * with another state and reconnect count.
+ * joined; family 0: -ENOBUFS, events lost.  A device event's device is
+ * fake_devs[obj] with another state and reconnect count; a session
+ * event's session is fake_sessions[obj] (without up, which events do not
+ * carry).
  */
 static const struct fake_event {
 	unsigned int family;
 	uint8_t event;
-	unsigned int dev;
+	unsigned int obj;
 	uint8_t state;
 	uint32_t reconnects;
-	uint64_t session_id;
-	const char *peer;
-	const char *export_name;
 } fake_events[] = {
 	{ RMBD_EVENTS_CLIENT, RMBD_DEV_EVENT_CONNECTED, 0,
-	  RMBD_DEV_STATE_LIVE, 0, 0, NULL, NULL },
-	{ RMBD_EVENTS_TARGET, RMBD_SESSION_EVENT_UP, 0, 0, 0,
-	  0x3f2a9c0d1b2e4f60ULL, "10.200.0.1:41234", "foo" },
+	  RMBD_DEV_STATE_LIVE, 0 },
+	{ RMBD_EVENTS_TARGET, RMBD_SESSION_EVENT_UP, 0, 0, 0 },
 	{ RMBD_EVENTS_CLIENT, RMBD_DEV_EVENT_LINK_DOWN, 0,
-	  RMBD_DEV_STATE_RECONNECTING, 0, 0, NULL, NULL },
-	{ 0, 0, 0, 0, 0, 0, NULL, NULL },
+	  RMBD_DEV_STATE_RECONNECTING, 0 },
+	{ 0, 0, 0, 0, 0 },
 	{ RMBD_EVENTS_CLIENT, RMBD_DEV_EVENT_RECONNECTING, 0,
-	  RMBD_DEV_STATE_RECONNECTING, 0, 0, NULL, NULL },
-	{ RMBD_EVENTS_CLIENT, RMBD_DEV_EVENT_LIVE, 0, RMBD_DEV_STATE_LIVE, 1,
-	  0, NULL, NULL },
-	{ RMBD_EVENTS_TARGET, RMBD_SESSION_EVENT_DOWN, 0, 0, 0,
-	  0x3f2a9c0d1b2e4f60ULL, "10.200.0.1:41234", "foo" },
-	{ RMBD_EVENTS_TARGET, RMBD_SESSION_EVENT_UP, 0, 0, 0, 0x7,
-	  "[fd00::2]:41235", "bar.2" },
+	  RMBD_DEV_STATE_RECONNECTING, 0 },
+	{ RMBD_EVENTS_CLIENT, RMBD_DEV_EVENT_LIVE, 0, RMBD_DEV_STATE_LIVE, 1 },
+	{ RMBD_EVENTS_TARGET, RMBD_SESSION_EVENT_DOWN, 0, 0, 0 },
+	{ RMBD_EVENTS_TARGET, RMBD_SESSION_EVENT_UP, 1, 0, 0 },
 	{ RMBD_EVENTS_CLIENT, RMBD_DEV_EVENT_LINK_DOWN, 1,
-	  RMBD_DEV_STATE_FAILED, 0, 0, NULL, NULL },
+	  RMBD_DEV_STATE_FAILED, 0 },
 	{ RMBD_EVENTS_CLIENT, RMBD_DEV_EVENT_FAILED, 1, RMBD_DEV_STATE_FAILED,
-	  0, 0, NULL, NULL },
+	  0 },
 	{ RMBD_EVENTS_CLIENT, RMBD_DEV_EVENT_DISCONNECTED, 1,
-	  RMBD_DEV_STATE_DELETING, 0, 0, NULL, NULL },
-	{ RMBD_EVENTS_CLIENT, 42, 2, RMBD_DEV_STATE_RECONNECTING, 3, 0, NULL,
-	  NULL },
+	  RMBD_DEV_STATE_DELETING, 0 },
+	{ RMBD_EVENTS_CLIENT, 42, 2, RMBD_DEV_STATE_RECONNECTING, 3 },
 };
 
 static bool fake_event_wanted(const struct rmbd_ctx *ctx,
@@ -466,16 +512,12 @@ int rmbd_event_recv(struct rmbd_ctx *ctx, struct rmbd_event *ev,
 	ev->family = f->family;
 	ev->event = f->event;
 	if (f->family == RMBD_EVENTS_CLIENT) {
-		ev->dev = fake_devs[f->dev];
+		ev->dev = fake_devs[f->obj];
 		ev->dev.state = f->state;
 		ev->dev.nr_reconnects = f->reconnects;
 	} else {
-		ev->session.id = f->session_id;
-		snprintf(ev->session.peer, sizeof(ev->session.peer), "%s",
-			 f->peer);
-		snprintf(ev->session.export_name,
-			 sizeof(ev->session.export_name), "%s",
-			 f->export_name);
+		ev->session = fake_sessions[f->obj];
+		ev->session.up = false;
 	}
 	return 1;
 }

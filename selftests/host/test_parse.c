@@ -4,9 +4,11 @@
  * the names of events, the device attributes librmbd reads from and writes
  * to netlink messages, and the parsing and receiving of events.  librmbd.c
  * is included whole, for its static functions rmbd_parse_dev_info(),
- * rmbd_put_connect_opts() and rmbd_parse_event() and its context; the
- * messages are built in memory, and events come through a socket pair, no
- * kernel needed.
+ * rmbd_put_connect_opts(), rmbd_parse_export(), rmbd_put_export_opts(),
+ * rmbd_parse_event() and its context, and rmbd_valid_cb() with
+ * rmbd_walk_session() (the replies of rmbd_session_list()); the messages
+ * are built in memory, and events come through a socket pair, no kernel
+ * needed.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -141,7 +143,8 @@ static struct nl_msg *dev_reply(bool old)
 	     nla_put_u32(msg, RMBD_CLIENT_ATTR_LOSS_TIMEOUT, 300) ||
 	     nla_put_u32(msg, RMBD_CLIENT_ATTR_NR_RECONNECTS, 3) ||
 	     nla_put_flag(msg, RMBD_CLIENT_ATTR_SHARED) ||
-	     nla_put_string(msg, RMBD_CLIENT_ATTR_HOST, "rmbd:uuid:0a")))
+	     nla_put_string(msg, RMBD_CLIENT_ATTR_HOST, "rmbd:uuid:0a") ||
+	     nla_put_flag(msg, RMBD_CLIENT_ATTR_READ_ONLY)))
 		goto fail;
 	return msg;
 fail:
@@ -178,8 +181,8 @@ static void test_export_info(void)
 	/* An attribute of another type in the nest is skipped. */
 	check(ok && !strcmp(e.name, "foo") && !e.any_host && e.nr_hosts == 2 &&
 	      !strcmp(e.hosts[0], "h1") && !strcmp(e.hosts[1], "nqn.x:h2") &&
-	      !e.sessions,
-	      "export info: two hosts from the nest, not any_host");
+	      !e.sessions && !e.shared && !e.read_only,
+	      "export info: two hosts from the nest, not any_host, shared or read_only");
 	nlmsg_free(msg);
 
 	msg = nlmsg_alloc();
@@ -188,10 +191,59 @@ static void test_export_info(void)
 	if (msg && genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, 43, 0, 0,
 			       RMBD_TARGET_CMD_EXPORT_GET, 1) &&
 	    !nla_put_flag(msg, RMBD_TARGET_ATTR_EXPORT_ANY_HOST) &&
+	    !nla_put_flag(msg, RMBD_TARGET_ATTR_EXPORT_READ_ONLY) &&
 	    !genlmsg_parse(nlmsg_hdr(msg), 0, tb, RMBD_TARGET_ATTR_MAX, NULL))
 		ok = !rmbd_parse_export(tb, &e);
-	check(ok && e.any_host && !e.nr_hosts, "export info: any_host, no hosts");
+	check(ok && e.any_host && !e.nr_hosts && !e.shared && e.read_only,
+	      "export info: any_host, no hosts, read_only, not shared");
 	nlmsg_free(msg);
+
+	msg = nlmsg_alloc();
+	ok = false;
+	memset(&e, 0xa5, sizeof(e));
+	if (msg && genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, 43, 0, 0,
+			       RMBD_TARGET_CMD_EXPORT_GET, 1) &&
+	    !nla_put_flag(msg, RMBD_TARGET_ATTR_EXPORT_SHARED) &&
+	    !genlmsg_parse(nlmsg_hdr(msg), 0, tb, RMBD_TARGET_ATTR_MAX, NULL))
+		ok = !rmbd_parse_export(tb, &e);
+	check(ok && !e.any_host && e.shared && !e.read_only,
+	      "export info: shared, not read_only");
+	nlmsg_free(msg);
+}
+
+/* EXPORT_ADD's flags for shared and read_only: each sent when set. */
+static void test_export_opts(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < 4; i++) {
+		struct nlattr *tb[RMBD_TARGET_ATTR_MAX + 1];
+		struct nl_msg *msg = nlmsg_alloc();
+		struct rmbd_export_opts o = {
+			.name		= "foo",
+			.size		= 1 << 20,
+			.shared		= i & 1,
+			.read_only	= i & 2,
+		};
+		bool ok = false;
+		char desc[96];
+
+		if (msg && genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, 43, 0, 0,
+				       RMBD_TARGET_CMD_EXPORT_ADD, 1) &&
+		    !rmbd_put_export_opts(msg, &o) &&
+		    !genlmsg_parse(nlmsg_hdr(msg), 0, tb, RMBD_TARGET_ATTR_MAX,
+				   NULL))
+			ok = !tb[RMBD_TARGET_ATTR_EXPORT_ANY_HOST] &&
+			     !tb[RMBD_TARGET_ATTR_EXPORT_SHARED] == !o.shared &&
+			     !tb[RMBD_TARGET_ATTR_EXPORT_READ_ONLY] ==
+			     !o.read_only;
+		snprintf(desc, sizeof(desc),
+			 "export opts shared %d read_only %d: flags %s, %s",
+			 o.shared, o.read_only, o.shared ? "sent" : "not sent",
+			 o.read_only ? "sent" : "not sent");
+		check(ok, desc);
+		nlmsg_free(msg);
+	}
 }
 
 static void test_dev_info(bool old)
@@ -209,14 +261,15 @@ static void test_dev_info(bool old)
 	if (old)
 		check(ok && d.state == RMBD_DEV_STATE_FAILED &&
 		      !d.reconnect_delay && !d.loss_timeout &&
-		      !d.nr_reconnects && !d.shared && !d.host[0],
-		      "dev info of an old kernel: reconnect fields 0, not shared");
+		      !d.nr_reconnects && !d.shared && !d.host[0] &&
+		      !d.read_only,
+		      "dev info of an old kernel: reconnect fields 0, not shared, not read_only");
 	else
 		check(ok && d.state == RMBD_DEV_STATE_RECONNECTING &&
 		      d.reconnect_delay == 5 && d.loss_timeout == 300 &&
 		      d.nr_reconnects == 3 && d.shared &&
-		      !strcmp(d.host, "rmbd:uuid:0a"),
-		      "dev info: reconnecting, delay 5, loss 300, reconnects 3, shared, host");
+		      !strcmp(d.host, "rmbd:uuid:0a") && d.read_only,
+		      "dev info: reconnecting, delay 5, loss 300, reconnects 3, shared, host, read_only");
 	printf("# state %u reconnect_delay %u loss_timeout %u reconnects %u\n",
 	       d.state, d.reconnect_delay, d.loss_timeout, d.nr_reconnects);
 	nlmsg_free(msg);
@@ -224,10 +277,11 @@ static void test_dev_info(bool old)
 
 /*
  * What rmbd_dev_connect() sends for opts; -1: absent, -2: no message.
- * *shared: whether the SHARED flag was sent.
+ * *shared, *read_only: whether the SHARED, READ_ONLY flags were sent.
  */
 static void connect_attrs(const struct rmbd_connect_opts *opts,
-			  int64_t *delay, int64_t *loss, bool *shared)
+			  int64_t *delay, int64_t *loss, bool *shared,
+			  bool *read_only)
 {
 	struct nlattr *tb[RMBD_CLIENT_ATTR_MAX + 1];
 	struct nl_msg *msg = nlmsg_alloc();
@@ -235,6 +289,7 @@ static void connect_attrs(const struct rmbd_connect_opts *opts,
 	*delay = -2;
 	*loss = -2;
 	*shared = false;
+	*read_only = false;
 	if (!msg || !genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, 42, 0, 0,
 				 RMBD_CLIENT_CMD_DEV_CONNECT,
 				 RMBD_CLIENT_GENL_VERSION) ||
@@ -247,6 +302,7 @@ static void connect_attrs(const struct rmbd_connect_opts *opts,
 	if (tb[RMBD_CLIENT_ATTR_LOSS_TIMEOUT])
 		*loss = nla_get_u32(tb[RMBD_CLIENT_ATTR_LOSS_TIMEOUT]);
 	*shared = tb[RMBD_CLIENT_ATTR_SHARED] != NULL;
+	*read_only = tb[RMBD_CLIENT_ATTR_READ_ONLY] != NULL;
 out:
 	nlmsg_free(msg);
 }
@@ -404,7 +460,8 @@ static bool session_event_ok(const struct rmbd_event *ev, uint8_t event,
 	       ev->session.id == 0x3f2a9c0d1b2e4f60ULL &&
 	       !strcmp(ev->session.peer, peer) &&
 	       !strcmp(ev->session.export_name, "e") && !ev->dev.index &&
-	       !ev->dev.name[0];
+	       !ev->dev.name[0] && !ev->session.host[0] && !ev->session.up &&
+	       !ev->session.auth && !ev->session.read_only;
 }
 
 static void test_parse_events(void)
@@ -490,6 +547,38 @@ static void test_parse_events(void)
 					    "10.200.0.1:41234"), &ev) == 0,
 	      "session event without id: skipped");
 
+	/* Host, AUTH and READ_ONLY, as rmbd-target adds them. */
+	msg = session_event_msg(RMBD_SESSION_EVENT_UP, true, "a:1");
+	if (msg && (nla_put_string(msg, RMBD_TARGET_ATTR_SESSION_HOST,
+				   "nqn.x:h2") ||
+		    nla_put_flag(msg, RMBD_TARGET_ATTR_SESSION_AUTH))) {
+		nlmsg_free(msg);
+		msg = NULL;
+	}
+	ret = parse_event(msg, &ev);
+	check(ret == 1 && ev.session.id == 0x3f2a9c0d1b2e4f60ULL &&
+	      !strcmp(ev.session.host, "nqn.x:h2") && ev.session.auth &&
+	      !ev.session.read_only && !ev.session.up,
+	      "session event with host and AUTH: host, auth, not read_only");
+	msg = session_event_msg(RMBD_SESSION_EVENT_DOWN, true, "a:1");
+	if (msg && nla_put_flag(msg, RMBD_TARGET_ATTR_SESSION_READ_ONLY)) {
+		nlmsg_free(msg);
+		msg = NULL;
+	}
+	ret = parse_event(msg, &ev);
+	check(ret == 1 && ev.event == RMBD_SESSION_EVENT_DOWN &&
+	      !ev.session.host[0] && !ev.session.auth &&
+	      ev.session.read_only && !ev.session.up,
+	      "session event with READ_ONLY: read_only, not auth");
+	msg = session_event_msg(RMBD_SESSION_EVENT_UP, false, "a:1");
+	if (msg && (nla_put_u32(msg, RMBD_TARGET_ATTR_SESSION_ID, 7) ||
+		    nla_put_flag(msg, RMBD_TARGET_ATTR_SESSION_AUTH))) {
+		nlmsg_free(msg);
+		msg = NULL;
+	}
+	check(parse_event(msg, &ev) == 0,
+	      "session event, id of 4 bytes: skipped");
+
 	msg = msg_start(FAM_TARGET, RMBD_TARGET_CMD_EXPORT_GET);
 	if (msg && nla_put_u8(msg, RMBD_TARGET_ATTR_EVENT, 1)) {
 		nlmsg_free(msg);
@@ -504,6 +593,127 @@ static void test_parse_events(void)
 	check(parse_event(msg, &ev) == 0, "message of another family: skipped");
 	msg = msg_start(NLMSG_ERROR, 0);
 	check(parse_event(msg, &ev) == 0, "NLMSG_ERROR: skipped");
+}
+
+/*
+ * One message of a SESSION_GET dump as rmbd-target sends it; host NULL:
+ * none.  flags: SESSION_UP 1, SESSION_AUTH 2, SESSION_READ_ONLY 4.
+ */
+static struct nl_msg *session_get_msg(uint64_t id, const char *host,
+				      unsigned int flags)
+{
+	struct nl_msg *msg = msg_start(FAM_TARGET,
+				       RMBD_TARGET_CMD_SESSION_GET);
+
+	if (!msg ||
+	    (id && nla_put_u64(msg, RMBD_TARGET_ATTR_SESSION_ID, id)) ||
+	    nla_put_string(msg, RMBD_TARGET_ATTR_SESSION_PEER,
+			   "10.200.0.2:41234") ||
+	    nla_put_string(msg, RMBD_TARGET_ATTR_EXPORT_NAME, "e") ||
+	    (host && nla_put_string(msg, RMBD_TARGET_ATTR_SESSION_HOST,
+				    host)) ||
+	    ((flags & 1) && nla_put_flag(msg, RMBD_TARGET_ATTR_SESSION_UP)) ||
+	    ((flags & 2) &&
+	     nla_put_flag(msg, RMBD_TARGET_ATTR_SESSION_AUTH)) ||
+	    ((flags & 4) &&
+	     nla_put_flag(msg, RMBD_TARGET_ATTR_SESSION_READ_ONLY))) {
+		nlmsg_free(msg);
+		return NULL;
+	}
+	return msg;
+}
+
+struct session_sink {
+	struct rmbd_session_info s[4];
+	unsigned int n;
+	int ret;			/* what the callback returns */
+};
+
+static int sink_session(const struct rmbd_session_info *si, void *arg)
+{
+	struct session_sink *sink = arg;
+
+	if (sink->n < ARRAY_SIZE(sink->s))
+		sink->s[sink->n] = *si;
+	sink->n++;
+	return sink->ret;
+}
+
+/*
+ * The replies of rmbd_session_list(): each message through
+ * rmbd_valid_cb(), as rmbd_transact() passes them, to
+ * rmbd_walk_session() and the callback.  Frees the messages; false if
+ * one is NULL.
+ */
+static bool walk_sessions(struct nl_msg **msgs, size_t nr,
+			  struct session_sink *sink, struct rmbd_req *req)
+{
+	static struct rmbd_session_walk w;
+	bool ok = true;
+	size_t i;
+
+	w.cb = sink_session;
+	w.arg = sink;
+	memset(req, 0, sizeof(*req));
+	req->maxattr = rmbd_families[RMBD_FAM_TARGET].maxattr;
+	req->parse = rmbd_walk_session;
+	req->arg = &w;
+	for (i = 0; i < nr; i++) {
+		if (!msgs[i]) {
+			ok = false;
+			continue;
+		}
+		if (rmbd_valid_cb(msgs[i], req) != NL_OK)
+			ok = false;
+		nlmsg_free(msgs[i]);
+	}
+	return ok;
+}
+
+static bool session_is(const struct rmbd_session_info *s, uint64_t id,
+		       const char *host, bool up, bool auth, bool read_only)
+{
+	return s->id == id && !strcmp(s->peer, "10.200.0.2:41234") &&
+	       !strcmp(s->export_name, "e") && !strcmp(s->host, host) &&
+	       s->up == up && s->auth == auth && s->read_only == read_only;
+}
+
+static void test_session_list(void)
+{
+	struct session_sink sink;
+	struct nl_msg *msgs[4];
+	struct rmbd_req req;
+	bool ok;
+
+	memset(&sink, 0xa5, sizeof(sink));
+	sink.n = 0;
+	sink.ret = 0;
+	msgs[0] = session_get_msg(0x3f2a9c0d1b2e4f60ULL, "nqn.x:h2", 1 | 2);
+	msgs[1] = session_get_msg(0x1c, NULL, 0);
+	msgs[2] = session_get_msg(0, "h", 1);
+	msgs[3] = session_get_msg(0x7, "h3", 1 | 4);
+	ok = walk_sessions(msgs, 4, &sink, &req);
+	check(ok && sink.n == 3 && req.nr_replies == 4 && !req.cb_ret,
+	      "session list: the sessions of the dump, one without id skipped");
+	check(sink.n >= 1 &&
+	      session_is(&sink.s[0], 0x3f2a9c0d1b2e4f60ULL, "nqn.x:h2", true,
+			 true, false),
+	      "session list: UP and AUTH: up, auth, host, not read_only");
+	check(sink.n >= 2 && session_is(&sink.s[1], 0x1c, "", false, false,
+					false),
+	      "session list: no flags, no host: authenticating, host empty");
+	check(sink.n >= 3 && session_is(&sink.s[2], 0x7, "h3", true, false,
+					true),
+	      "session list: UP and READ_ONLY: up, read_only, not auth");
+
+	/* The callback's non-zero return ends the walk and is returned. */
+	sink.n = 0;
+	sink.ret = 5;
+	msgs[0] = session_get_msg(0x1, NULL, 1);
+	msgs[1] = session_get_msg(0x2, NULL, 1);
+	ok = walk_sessions(msgs, 2, &sink, &req);
+	check(ok && sink.n == 1 && req.cb_ret == 5 && req.nr_replies == 2,
+	      "session list: the callback's 5 stops it, returned");
 }
 
 /* Sends msgs (freed) as one datagram to fd. */
@@ -667,9 +877,11 @@ int main(void)
 	}
 
 	test_export_info();
+	test_export_opts();
 	test_dev_info(false);
 	test_dev_info(true);
 	test_parse_events();
+	test_session_list();
 	test_recv_events();
 
 	for (i = 0; i < ARRAY_SIZE(connect_cases); i++) {
@@ -683,10 +895,11 @@ int main(void)
 		};
 		int64_t delay, loss;
 		char desc[128];
-		bool shared;
+		bool shared, read_only;
 
 		o.shared = i & 1;
-		connect_attrs(&o, &delay, &loss, &shared);
+		o.read_only = i & 2;
+		connect_attrs(&o, &delay, &loss, &shared, &read_only);
 		snprintf(desc, sizeof(desc),
 			 "connect opts %u, %u%s: attributes %" PRId64 ", %"
 			 PRId64 " (-1: none)", c->reconnect_delay,
@@ -698,6 +911,9 @@ int main(void)
 		snprintf(desc, sizeof(desc), "connect opts shared %d: flag %s",
 			 o.shared, o.shared ? "sent" : "not sent");
 		check(shared == o.shared, desc);
+		snprintf(desc, sizeof(desc), "connect opts read_only %d: flag %s",
+			 o.read_only, o.read_only ? "sent" : "not sent");
+		check(read_only == o.read_only, desc);
 	}
 
 	printf("1..%zu\n", n);

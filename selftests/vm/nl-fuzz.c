@@ -269,6 +269,7 @@ static const char *const target_cmds[] = {
 	[RMBD_TARGET_CMD_SESSION_EVENT] = "SESSION_EVENT",
 	[RMBD_TARGET_CMD_EXPORT_HOST_ADD] = "EXPORT_HOST_ADD",
 	[RMBD_TARGET_CMD_EXPORT_HOST_DEL] = "EXPORT_HOST_DEL",
+	[RMBD_TARGET_CMD_SESSION_GET] = "SESSION_GET",
 };
 
 static const char *const client_cmds[] = {
@@ -714,6 +715,11 @@ static const struct apol target_pol[RMBD_TARGET_ATTR_MAX + 1] = {
 	[RMBD_TARGET_ATTR_SESSION_HOST]	= POL_REJECT,
 	[RMBD_TARGET_ATTR_SECRET]	= POL_BIN(RMBD_SECRET_MAX),
 	[RMBD_TARGET_ATTR_EXPORT_AUTH_HOSTS] = POL_REJECT,
+	[RMBD_TARGET_ATTR_EXPORT_SHARED] = POL_INT(P_FLAG, V_FLAG),
+	[RMBD_TARGET_ATTR_EXPORT_READ_ONLY] = POL_INT(P_FLAG, V_FLAG),
+	[RMBD_TARGET_ATTR_SESSION_UP]	= POL_REJECT,
+	[RMBD_TARGET_ATTR_SESSION_AUTH]	= POL_REJECT,
+	[RMBD_TARGET_ATTR_SESSION_READ_ONLY] = POL_REJECT,
 };
 
 /* Mirrors rmbd_c_policy in kmod/client/netlink.c. */
@@ -746,6 +752,8 @@ static const struct apol client_pol[RMBD_CLIENT_ATTR_MAX + 1] = {
 	[RMBD_CLIENT_ATTR_HOST]		= POL_STR(RMBD_HOST_MAX - 1, V_HOST),
 	[RMBD_CLIENT_ATTR_SECRET]	= POL_BIN(RMBD_SECRET_MAX),
 	[RMBD_CLIENT_ATTR_AUTH]		= POL_REJECT,
+	[RMBD_CLIENT_ATTR_READ_ONLY]	= POL_INT(P_FLAG, V_FLAG),
+	[RMBD_CLIENT_ATTR_HOLDER]	= POL_REJECT,
 };
 
 enum effect { E_NONE, E_CREATE, E_DELETE };
@@ -757,14 +765,15 @@ struct op {
 	bool reply;		/* a doit that succeeds replies */
 	enum effect effect;
 	uint16_t req[2];	/* required, in the order checked */
-	uint16_t opt[9];
+	uint16_t opt[10];
 };
 
 static const struct op target_ops[] = {
 	{ RMBD_TARGET_CMD_EXPORT_ADD, true, false, true, E_CREATE,
 	  { RMBD_TARGET_ATTR_EXPORT_NAME, RMBD_TARGET_ATTR_EXPORT_SIZE },
 	  { RMBD_TARGET_ATTR_EXPORT_SLAB_SIZE, RMBD_TARGET_ATTR_EXPORT_ANY_HOST,
-	    RMBD_TARGET_ATTR_EXPORT_HOSTS } },
+	    RMBD_TARGET_ATTR_EXPORT_HOSTS, RMBD_TARGET_ATTR_EXPORT_SHARED,
+	    RMBD_TARGET_ATTR_EXPORT_READ_ONLY } },
 	{ RMBD_TARGET_CMD_EXPORT_HOST_ADD, true, false, false, E_NONE,
 	  { RMBD_TARGET_ATTR_EXPORT_NAME, RMBD_TARGET_ATTR_HOST },
 	  { RMBD_TARGET_ATTR_SECRET } },
@@ -781,6 +790,8 @@ static const struct op target_ops[] = {
 	  { RMBD_TARGET_ATTR_LISTENER_ADDR },
 	  { RMBD_TARGET_ATTR_LISTENER_PORT } },
 	{ RMBD_TARGET_CMD_LISTENER_GET, false, true, false, E_NONE },
+	{ RMBD_TARGET_CMD_SESSION_GET, false, true, false, E_NONE, { },
+	  { RMBD_TARGET_ATTR_EXPORT_NAME } },
 };
 
 static const struct op client_ops[] = {
@@ -790,7 +801,7 @@ static const struct op client_ops[] = {
 	    RMBD_CLIENT_ATTR_NR_POLL_QUEUES, RMBD_CLIENT_ATTR_QUEUE_DEPTH,
 	    RMBD_CLIENT_ATTR_RECONNECT_DELAY, RMBD_CLIENT_ATTR_LOSS_TIMEOUT,
 	    RMBD_CLIENT_ATTR_SHARED, RMBD_CLIENT_ATTR_HOST,
-	    RMBD_CLIENT_ATTR_SECRET } },
+	    RMBD_CLIENT_ATTR_SECRET, RMBD_CLIENT_ATTR_READ_ONLY } },
 	{ RMBD_CLIENT_CMD_DEV_DISCONNECT, true, false, false, E_DELETE,
 	  { RMBD_CLIENT_ATTR_DEV_INDEX }, { RMBD_CLIENT_ATTR_FORCE } },
 	{ RMBD_CLIENT_CMD_DEV_GET, true, true, true, E_NONE,
@@ -1646,8 +1657,11 @@ static void model_doit(const unsigned char *h, struct expect *x)
 	    (x->cmd == RMBD_TARGET_CMD_EXPORT_HOST_ADD ||
 	     x->cmd == RMBD_TARGET_CMD_EXPORT_HOST_DEL) &&
 	    (x->tb[RMBD_TARGET_ATTR_EXPORT_HOSTS] >= 0 ||
-	     x->tb[RMBD_TARGET_ATTR_EXPORT_ANY_HOST] >= 0)) {
-		refuse(x, EINVAL, -1, true, "hosts or any_host on a host command");
+	     x->tb[RMBD_TARGET_ATTR_EXPORT_ANY_HOST] >= 0 ||
+	     x->tb[RMBD_TARGET_ATTR_EXPORT_SHARED] >= 0 ||
+	     x->tb[RMBD_TARGET_ATTR_EXPORT_READ_ONLY] >= 0)) {
+		refuse(x, EINVAL, -1, true,
+		       "hosts, any_host, shared or read_only on a host command");
 		return;
 	}
 	if (x->fam == TARGET && x->tb[RMBD_TARGET_ATTR_SECRET] >= 0 &&

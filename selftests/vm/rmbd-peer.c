@@ -16,6 +16,10 @@
  *   session ID                    the target accepted; ID in hex
  *   opened size S slab_size B nr_slabs N session_timeout_ms T export_id X
  *   mapped slab I addr A len L rkey K
+ *   read slab I off O: ok         an RDMA READ (write: WRITE) of 4 KiB at
+ *   read slab I off O: STATUS     offset O of a mapped slab, and how it
+ *                                 ended (the work completion's status)
+ *   holder H                      the host an OPEN refused as busy named
  *   silent-since-us US            realtime (us since the epoch) of the
  *                                 last message sent, when the peer falls
  *                                 silent
@@ -72,6 +76,10 @@
 /* wr_id of the one send buffer; receive i has PEER_WR_RECV + i */
 #define PEER_WR_SEND		0
 #define PEER_WR_RECV		1
+#define PEER_WR_RDMA		1000
+/* Bytes one read or write step moves; slabs it remembers. */
+#define PEER_RDMA_LEN		4096
+#define PEER_MAX_MAPS		64
 
 /* Geometry limits a client accepts (kmod/common/proto.h). */
 #define PEER_MAX_EXPORT_SIZE	(1ULL << 50)
@@ -108,6 +116,7 @@ struct peer {
 	size_t secret_len;
 	unsigned int seconds;
 	long interval_ms;		/* < 0: a third of the timeout */
+	uint32_t open_flags;		/* --open-flags */
 
 	struct rdma_event_channel *ch;
 	struct rdma_cm_id *id;
@@ -154,6 +163,17 @@ struct peer {
 	char ended_buf[64];
 	uint64_t ended_ns;
 	unsigned int keepalives;
+
+	/* The slabs MAP gave, for the read and write steps. */
+	struct {
+		uint64_t addr, len;
+		uint32_t rkey;
+		bool mapped;
+	} maps[PEER_MAX_MAPS];
+	uint8_t *data;			/* PEER_RDMA_LEN bytes */
+	struct ibv_mr *data_mr;
+	bool rdma_done;
+	enum ibv_wc_status rdma_status;
 };
 
 static uint64_t now_ns(clockid_t clk)
@@ -234,6 +254,10 @@ static void handle_wc(struct peer *p, const struct ibv_wc *wc)
 {
 	int i = (int)wc->wr_id - PEER_WR_RECV;
 
+	if (wc->wr_id == PEER_WR_RDMA) {
+		p->rdma_done = true;
+		p->rdma_status = wc->status;
+	}
 	if (wc->status != IBV_WC_SUCCESS) {
 		char what[64];
 
@@ -247,6 +271,8 @@ static void handle_wc(struct peer *p, const struct ibv_wc *wc)
 		p->send_done = true;
 		return;
 	}
+	if (wc->wr_id == PEER_WR_RDMA)
+		return;
 	if (i < 0 || i >= PEER_RECVS) {
 		p->proto_error = "completion of an unknown work request";
 		return;
@@ -602,8 +628,17 @@ static int xfer(struct peer *p, uint16_t op, size_t len, void *rsp,
 	while (!p->send_done || p->reply < 0) {
 		if (p->proto_error)
 			return xfer_fail("%s: %s", op_name(op), p->proto_error);
-		if (p->ended)
+		if (p->ended) {
+			/*
+			 * A target that refuses and then ends the session
+			 * sent its reply first: it may wait in the CQ.
+			 */
+			if (drain_cq(p))
+				return XFER_FAIL;
+			if (p->send_done && p->reply >= 0)
+				break;
 			return XFER_ENDED;
+		}
 		ms = ms_left(deadline);
 		if (!ms)
 			return xfer_fail("%s: target did not answer within %d ms",
@@ -685,7 +720,11 @@ static int act_open(struct peer *p, const char *arg)
 		n = strlen(p->host);
 		memcpy(req->host, p->host, n < RMBD_HOST_LEN ? n : RMBD_HOST_LEN);
 	}
+	req->flags = htole32(p->open_flags);
 	ret = xfer(p, RMBD_OP_OPEN, sizeof(*req), buf, sizeof(*rsp));
+	if (ret == EBUSY && p->reply_len >= sizeof(*rsp) &&
+	    memchr(rsp->holder, 0, sizeof(rsp->holder)))
+		say("holder %s", rsp->holder);
 	if (ret)
 		return xfer_failed(p, ret, "OPEN");
 
@@ -708,9 +747,9 @@ static int act_open(struct peer *p, const char *arg)
 	memcpy(p->nc, nc, sizeof(nc));
 	p->auth = le32toh(rsp->flags) & RMBD_OPEN_AUTH;
 	memcpy(p->nt, rsp->challenge, sizeof(p->nt));
-	say("opened size %" PRIu64 " slab_size %" PRIu64 " nr_slabs %u session_timeout_ms %u export_id %016" PRIx64 " auth %d",
+	say("opened size %" PRIu64 " slab_size %" PRIu64 " nr_slabs %u session_timeout_ms %u export_id %016" PRIx64 " auth %d read_only %d",
 	    p->size, p->slab_size, p->nr_slabs, p->timeout_ms, p->export_id,
-	    p->auth);
+	    p->auth, !!(le32toh(rsp->flags) & RMBD_OPEN_RDONLY));
 	return 0;
 }
 
@@ -741,6 +780,12 @@ static int map_one(struct peer *p, uint32_t slab)
 			    what, le32toh(rsp->slab), addr, len, want);
 	say("mapped slab %u addr 0x%" PRIx64 " len %" PRIu64 " rkey 0x%x",
 	    slab, addr, len, le32toh(rsp->rkey));
+	if (slab < PEER_MAX_MAPS) {
+		p->maps[slab].addr = addr;
+		p->maps[slab].len = len;
+		p->maps[slab].rkey = le32toh(rsp->rkey);
+		p->maps[slab].mapped = true;
+	}
 	return 0;
 }
 
@@ -790,6 +835,104 @@ static int act_ping(struct peer *p, const char *arg)
 	(void)arg;
 	ret = keepalive_once(p);
 	return ret ? xfer_failed(p, ret, "KEEPALIVE") : 0;
+}
+
+/*
+ * Steps "read:SLAB[:OFF]" and "write:SLAB[:OFF]": one RDMA READ or WRITE
+ * of PEER_RDMA_LEN bytes at offset OFF (default 0; negative or past the
+ * end to try outside the region) of a slab MAP gave, with its rkey; or
+ * "read:@ADDR:RKEY", at an address with a key from elsewhere (another
+ * session's, or one that ended).  0 when it completed, PEER_OTHER when
+ * the target's device refused it (the queue pair is in error then: no
+ * step after it gets far).
+ */
+static int rdma_step(struct peer *p, const char *arg, bool write)
+{
+	const char *what = write ? "write" : "read";
+	struct ibv_sge sge = { .length = PEER_RDMA_LEN };
+	struct ibv_send_wr wr = {
+		.wr_id		= PEER_WR_RDMA,
+		.sg_list	= &sge,
+		.num_sge	= 1,
+		.opcode		= write ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ,
+		.send_flags	= IBV_SEND_SIGNALED,
+	}, *bad;
+	unsigned long slab, rkey = 0;
+	uint64_t deadline, addr = 0;
+	long long off = 0;
+	char *end;
+	int ms;
+
+	if (!arg)
+		return fail("%s: which slab?", what);
+	errno = 0;
+	if (arg[0] == '@') {
+		addr = strtoull(arg + 1, &end, 0);
+		if (!errno && *end == ':')
+			rkey = strtoul(end + 1, &end, 0);
+		if (errno || *end || rkey > UINT32_MAX)
+			return fail("%s: '%s' is no @addr:rkey", what, arg);
+		slab = 0;
+	} else {
+		slab = strtoul(arg, &end, 0);
+		if (!errno && *end == ':')
+			off = strtoll(end + 1, &end, 0);
+		if (errno || *end || slab >= PEER_MAX_MAPS ||
+		    !p->maps[slab].mapped)
+			return fail("%s: '%s' is no mapped slab[:offset]",
+				    what, arg);
+		addr = p->maps[slab].addr + (uint64_t)off;
+		rkey = p->maps[slab].rkey;
+	}
+	if (!p->connected)
+		return fail("%s: not connected", what);
+	if (!p->data) {
+		p->data = calloc(1, PEER_RDMA_LEN);
+		if (!p->data)
+			return fail("out of memory");
+		/* A READ's sink: remote write too, as iWARP wants it. */
+		p->data_mr = ibv_reg_mr(p->pd, p->data, PEER_RDMA_LEN,
+					IBV_ACCESS_LOCAL_WRITE |
+					IBV_ACCESS_REMOTE_WRITE);
+		if (!p->data_mr)
+			return fail("cannot register the data buffer");
+	}
+	memset(p->data, 0xa5, PEER_RDMA_LEN);
+	sge.addr = (uintptr_t)p->data;
+	sge.lkey = p->data_mr->lkey;
+	wr.wr.rdma.remote_addr = addr;
+	wr.wr.rdma.rkey = rkey;
+	p->rdma_done = false;
+	if (ibv_post_send(p->id->qp, &wr, &bad))
+		return fail("%s: cannot post the work request", what);
+	deadline = mono_ns() + PEER_ADMIN_TIMEOUT_MS * 1000000ULL;
+	while (!p->rdma_done) {
+		ms = ms_left(deadline);
+		if (!ms)
+			return fail("%s: no completion within %d ms", what,
+				    PEER_ADMIN_TIMEOUT_MS);
+		if (pump(p, ms))
+			return PEER_FAIL;
+	}
+	if (arg[0] == '@')
+		say("%s %s: %s", what, arg,
+		    p->rdma_status == IBV_WC_SUCCESS ? "ok" :
+		    ibv_wc_status_str(p->rdma_status));
+	else
+		say("%s slab %lu off %lld: %s", what, slab, off,
+		    p->rdma_status == IBV_WC_SUCCESS ? "ok" :
+		    ibv_wc_status_str(p->rdma_status));
+	return p->rdma_status == IBV_WC_SUCCESS ? PEER_OK : PEER_OTHER;
+}
+
+static int act_read(struct peer *p, const char *arg)
+{
+	return rdma_step(p, arg, false);
+}
+
+static int act_write(struct peer *p, const char *arg)
+{
+	return rdma_step(p, arg, true);
 }
 
 /* HMAC-SHA-256 of the iov with the kernel's crypto API (AF_ALG). */
@@ -1014,6 +1157,12 @@ static int act_close(struct peer *p, const char *arg)
 	(void)arg;
 	ret = xfer(p, RMBD_OP_CLOSE, sizeof(struct rmbd_msg_hdr), buf,
 		   sizeof(struct rmbd_msg_hdr));
+	/*
+	 * The target answers, then ends the session: on a slow kernel the
+	 * disconnect may overtake the reply.  Either way the session ended.
+	 */
+	if (ret == XFER_ENDED)
+		return report_end(p, true);
 	if (ret)
 		return xfer_failed(p, ret, "CLOSE");
 	if (wait_end(p, p->last_sent_ns + PEER_ADMIN_TIMEOUT_MS * 1000000ULL))
@@ -1039,6 +1188,8 @@ static const struct peer_action peer_actions[] = {
 	{ "keepalive", act_keepalive, "keepalives for --seconds; expect the session to stay" },
 	{ "close", act_close, "CLOSE; expect the target to end the session" },
 	{ "auth", act_auth, "AUTH with --secret-file's answer, or :wrong, or :HEX" },
+	{ "read", act_read, "RDMA READ 4 KiB of SLAB[:OFF] (a mapped slab) or @ADDR:RKEY" },
+	{ "write", act_write, "RDMA WRITE 4 KiB to SLAB[:OFF] (a mapped slab) or @ADDR:RKEY" },
 };
 
 #define PEER_MAX_STEPS	64
@@ -1103,6 +1254,9 @@ static void teardown(struct peer *p)
 	}
 	if (p->qp_created)
 		rdma_destroy_qp(p->id);
+	if (p->data_mr)
+		ibv_dereg_mr(p->data_mr);
+	free(p->data);
 	if (p->mr)
 		ibv_dereg_mr(p->mr);
 	free(p->bufs);
@@ -1118,6 +1272,35 @@ static void teardown(struct peer *p)
 		rdma_destroy_event_channel(p->ch);
 }
 
+/* "shared,rdonly", or a number for flags a client may not send. */
+static int parse_open_flags(const char *arg, uint32_t *flags)
+{
+	char buf[64], *tok, *save = NULL, *end;
+	unsigned long v;
+
+	snprintf(buf, sizeof(buf), "%s", arg);
+	*flags = 0;
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "shared")) {
+			*flags |= RMBD_OPEN_SHARED;
+			continue;
+		}
+		if (!strcmp(tok, "rdonly")) {
+			*flags |= RMBD_OPEN_RDONLY;
+			continue;
+		}
+		errno = 0;
+		v = strtoul(tok, &end, 0);
+		if (errno || *end || end == tok || v > UINT32_MAX) {
+			fprintf(stderr, "rmbd-peer: bad open flag '%s'\n", tok);
+			return -1;
+		}
+		*flags |= v;
+	}
+	return 0;
+}
+
 static void print_usage(FILE *f)
 {
 	size_t i;
@@ -1131,6 +1314,7 @@ static void print_usage(FILE *f)
 		"  --open-then MODE   connect, open, map (with --map), then MODE\n"
 		"  --keepalive        --open-then keepalive\n"
 		"  --host ID          the host identity OPEN gives (default: none)\n"
+		"  --open-flags F     OPEN's flags: shared,rdonly or a number\n"
 		"  --secret-file F    the host's secret, for the auth step\n"
 		"  --seconds N        how long silent and keepalive hold (default 10)\n"
 		"  --interval-ms MS   keepalive interval (default: a third of the\n"
@@ -1148,6 +1332,7 @@ int main(int argc, char **argv)
 		{ "port", required_argument, NULL, 'p' },
 		{ "export", required_argument, NULL, 'e' },
 		{ "host", required_argument, NULL, 'H' },
+		{ "open-flags", required_argument, NULL, 'F' },
 		{ "secret-file", required_argument, NULL, 'S' },
 		{ "seconds", required_argument, NULL, 's' },
 		{ "interval-ms", required_argument, NULL, 'i' },
@@ -1170,7 +1355,7 @@ int main(int argc, char **argv)
 	int c, i, n = 0, ret = 0;
 	unsigned long v;
 
-	while ((c = getopt_long(argc, argv, "a:p:e:H:S:s:i:mo:kd:h", opts,
+	while ((c = getopt_long(argc, argv, "a:p:e:H:F:S:s:i:mo:kd:h", opts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'a':
@@ -1184,6 +1369,10 @@ int main(int argc, char **argv)
 			break;
 		case 'H':
 			p.host = optarg;
+			break;
+		case 'F':
+			if (parse_open_flags(optarg, &p.open_flags))
+				return PEER_USAGE;
 			break;
 		case 'S':
 			if (read_secret(optarg, p.secret, &p.secret_len))

@@ -137,9 +137,16 @@ enum rmbd_dev_event {
  *	target to prove it too, at every connect.  Input only.
  * @RMBD_CLIENT_ATTR_AUTH: flag, output: the device authenticates.
  * @RMBD_CLIENT_ATTR_SHARED: flag, DEV_CONNECT even when another device of
- *	this host is connected, connecting or reconnecting to the same
- *	export of the same target (address and port); without it such a
- *	connect is refused (-EEXIST).  Output: the device was connected so.
+ *	this host (with the same host identity) is connected, connecting or
+ *	reconnecting to the same export of the same target (address and
+ *	port); without it such a connect is refused (-EEXIST).  Output: the device was connected so.
+ *	The target refuses it (-EPERM) unless its export is shared.
+ * @RMBD_CLIENT_ATTR_READ_ONLY: flag, DEV_CONNECT: the device only reads,
+ *	and the target registers its memory without remote write.  Output:
+ *	the device is read-only (asked for, or the export is read-only).
+ * @RMBD_CLIENT_ATTR_HOLDER: string, output only: in a message that comes
+ *	before the error of a DEV_CONNECT the target refused because
+ *	another host holds the export (-EBUSY), that host's identity.
  */
 enum rmbd_client_attr {
 	RMBD_CLIENT_ATTR_UNSPEC,
@@ -164,6 +171,8 @@ enum rmbd_client_attr {
 	RMBD_CLIENT_ATTR_HOST,
 	RMBD_CLIENT_ATTR_SECRET,
 	RMBD_CLIENT_ATTR_AUTH,
+	RMBD_CLIENT_ATTR_READ_ONLY,
+	RMBD_CLIENT_ATTR_HOLDER,
 
 	__RMBD_CLIENT_ATTR_MAX,
 	RMBD_CLIENT_ATTR_MAX = __RMBD_CLIENT_ATTR_MAX - 1

@@ -145,8 +145,14 @@ struct rmbd_msg_hdr {
 #define RMBD_SECRET_MIN			32	/* bytes of a host's secret */
 #define RMBD_SECRET_MAX			64
 
-/* struct rmbd_open_rsp flags */
-#define RMBD_OPEN_AUTH		(1U << 0)	/* answer the challenge first */
+/*
+ * Flags of struct rmbd_open_req and struct rmbd_open_rsp.  A request
+ * with any other bit set, or with RMBD_OPEN_AUTH, is refused (EINVAL).
+ */
+#define RMBD_OPEN_AUTH		(1U << 0)	/* reply: answer the challenge */
+#define RMBD_OPEN_SHARED	(1U << 1)	/* request: shared on purpose */
+#define RMBD_OPEN_RDONLY	(1U << 2)	/* both: no RDMA WRITE */
+#define RMBD_OPEN_REQ_FLAGS	(RMBD_OPEN_SHARED | RMBD_OPEN_RDONLY)
 
 /**
  * struct rmbd_open_req - open an export
@@ -155,7 +161,9 @@ struct rmbd_msg_hdr {
  * @host: the client's host identity, NUL padded; must contain a NUL; 1 to
  *	127 characters of [A-Za-z0-9._:-], or empty for none (only an
  *	export that allows any host takes a host without identity)
- * @flags: zero (read-only and shared opens are to come)
+ * @flags: RMBD_OPEN_SHARED: the client means to share the export with
+ *	other sessions (refused, EPERM, unless the export is shared);
+ *	RMBD_OPEN_RDONLY: the session only reads
  * @reserved: zero
  * @challenge: the client's random challenge, which the target answers in
  *	the reply to RMBD_OP_AUTH (when it authenticates this host)
@@ -183,9 +191,15 @@ struct rmbd_open_req {
  *	reconnects and finds another id knows the contents it had are gone
  *	(the export was deleted and created again, or the target restarted)
  * @flags: RMBD_OPEN_AUTH: the target holds a secret for this host and
- *	takes no MAP before RMBD_OP_AUTH answered @challenge
+ *	takes no MAP before RMBD_OP_AUTH answered @challenge;
+ *	RMBD_OPEN_RDONLY: the session is read-only (the client asked, or
+ *	the export is): its slabs are registered without remote write
  * @reserved: zero
  * @challenge: with RMBD_OPEN_AUTH, the target's random challenge; zero
+ * @holder: in a refusal with status EBUSY (the export is not shared and
+ *	another host holds it), that host's identity, NUL padded; the other
+ *	fields are zero then.  Zero otherwise.  A host with a secret is told
+ *	in the reply to RMBD_OP_AUTH instead, once it proved itself.
  */
 struct rmbd_open_rsp {
 	struct rmbd_msg_hdr	hdr;
@@ -197,6 +211,7 @@ struct rmbd_open_rsp {
 	__le32			flags;
 	__le32			reserved;
 	__u8			challenge[RMBD_CHALLENGE_LEN];
+	char			holder[RMBD_HOST_LEN];
 };
 
 /**
@@ -207,10 +222,14 @@ struct rmbd_open_rsp {
  *	the session id (le64), the other side's challenge, then one's own,
  *	the host identity (RMBD_HOST_LEN bytes, NUL padded) and the export
  *	name (RMBD_NAME_LEN bytes, NUL padded)
+ * @holder: in a reply with status EBUSY (the host proved itself, but the
+ *	export is not shared and another host holds it), that host's
+ *	identity, NUL padded; zero otherwise and in the request
  */
 struct rmbd_auth_msg {
 	struct rmbd_msg_hdr	hdr;
 	__u8			response[RMBD_RESPONSE_LEN];
+	char			holder[RMBD_HOST_LEN];
 };
 
 /**

@@ -31,6 +31,9 @@
  */
 #define RMBD_MAX_EXPORT_HOSTS		16
 
+/* Sessions up on one export at once (then OPEN or AUTH gets EUSERS). */
+#define RMBD_MAX_EXPORT_SESSIONS	64
+
 /* Default and bounds of the slab size, in bytes. */
 #define RMBD_DEFAULT_SLAB_SIZE		(64ULL << 20)
 #define RMBD_MIN_SLAB_SIZE		(2ULL << 20)
@@ -39,7 +42,8 @@
 /**
  * enum rmbd_target_cmd - commands of the rmbd_target family
  * @RMBD_TARGET_CMD_EXPORT_ADD: allocate an export: NAME, SIZE, [SLAB_SIZE],
- *	[EXPORT_ANY_HOST], [EXPORT_HOSTS].  Replies with the new export.
+ *	[EXPORT_ANY_HOST], [EXPORT_HOSTS], [EXPORT_SHARED],
+ *	[EXPORT_READ_ONLY].  Replies with the new export.
  * @RMBD_TARGET_CMD_EXPORT_DEL: delete an export: NAME, [FORCE].  An export
  *	with sessions is refused (-EBUSY) unless FORCE is set, in which case
  *	its sessions are torn down first.
@@ -49,11 +53,14 @@
  * @RMBD_TARGET_CMD_LISTENER_GET: dump listeners.
  * @RMBD_TARGET_CMD_SESSION_EVENT: notification only, to the
  *	RMBD_TARGET_MCGRP_EVENTS group: EVENT, SESSION_ID, SESSION_PEER,
- *	SESSION_HOST and EXPORT_NAME of a client session that came up or
- *	went down.
+ *	SESSION_HOST, EXPORT_NAME, [SESSION_AUTH] and [SESSION_READ_ONLY]
+ *	of a client session that came up or went down.
  * @RMBD_TARGET_CMD_EXPORT_HOST_ADD: allow host HOST to open export NAME.
  * @RMBD_TARGET_CMD_EXPORT_HOST_DEL: no longer allow host HOST to open
  *	export NAME; its sessions on the export end.
+ * @RMBD_TARGET_CMD_SESSION_GET: dump the sessions that opened an export,
+ *	or those of export NAME: SESSION_ID, SESSION_PEER, SESSION_HOST,
+ *	EXPORT_NAME, [SESSION_UP], [SESSION_AUTH], [SESSION_READ_ONLY].
  */
 enum rmbd_target_cmd {
 	RMBD_TARGET_CMD_UNSPEC,
@@ -66,6 +73,7 @@ enum rmbd_target_cmd {
 	RMBD_TARGET_CMD_SESSION_EVENT,
 	RMBD_TARGET_CMD_EXPORT_HOST_ADD,
 	RMBD_TARGET_CMD_EXPORT_HOST_DEL,
+	RMBD_TARGET_CMD_SESSION_GET,
 
 	__RMBD_TARGET_CMD_MAX,
 	RMBD_TARGET_CMD_MAX = __RMBD_TARGET_CMD_MAX - 1
@@ -124,6 +132,20 @@ enum rmbd_session_event {
  *	bytes, EXPORT_HOST_ADD only: the host must prove it has it before it
  *	maps any slab (HMAC-SHA-256 challenge-response both ways).  Input
  *	only: never in a reply, a dump or the log.
+ * @RMBD_TARGET_ATTR_EXPORT_SHARED: flag, EXPORT_ADD: several hosts may
+ *	hold the export at once (a cluster file system); output: it was
+ *	created so.  Without it one host holds the export at a time: another
+ *	is refused (EBUSY, naming the holder), and the holder's host coming
+ *	back takes its stale session over.
+ * @RMBD_TARGET_ATTR_EXPORT_READ_ONLY: flag, EXPORT_ADD: every session is
+ *	read-only (slabs registered without remote write); output: so.
+ * @RMBD_TARGET_ATTR_SESSION_UP: flag, output of SESSION_GET: the session
+ *	holds its export (opened, and authenticated if it must be); without
+ *	it the session still has to answer the target's challenge
+ * @RMBD_TARGET_ATTR_SESSION_AUTH: flag, output: the session's host proved
+ *	it has its secret
+ * @RMBD_TARGET_ATTR_SESSION_READ_ONLY: flag, output: the session is
+ *	read-only
  */
 enum rmbd_target_attr {
 	RMBD_TARGET_ATTR_UNSPEC,
@@ -148,6 +170,11 @@ enum rmbd_target_attr {
 	RMBD_TARGET_ATTR_SESSION_HOST,
 	RMBD_TARGET_ATTR_SECRET,
 	RMBD_TARGET_ATTR_EXPORT_AUTH_HOSTS,
+	RMBD_TARGET_ATTR_EXPORT_SHARED,
+	RMBD_TARGET_ATTR_EXPORT_READ_ONLY,
+	RMBD_TARGET_ATTR_SESSION_UP,
+	RMBD_TARGET_ATTR_SESSION_AUTH,
+	RMBD_TARGET_ATTR_SESSION_READ_ONLY,
 
 	__RMBD_TARGET_ATTR_MAX,
 	RMBD_TARGET_ATTR_MAX = __RMBD_TARGET_ATTR_MAX - 1

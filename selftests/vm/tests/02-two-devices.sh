@@ -5,7 +5,8 @@
 # leaves the other untouched.  Export b uses the smallest slab so its
 # I/O crosses many slab boundaries.  A second device on export a is
 # refused (two devices of one host on one export overwrite each other),
-# unless connected with "shared", and then it sees a's data.
+# unless connected with "shared" (export a is shared), and then it sees
+# a's data.
 # timeout=300
 
 set -eu
@@ -13,7 +14,7 @@ source "$(dirname "$0")/lib.sh"
 require_rmbd
 
 size=$(( 64 << 20 ))
-target_setup a 64M
+target_setup a 64M shared
 target_setup b 64M slab 2M
 [[ $(export_field b slab_size) == $(( 2 << 20 )) ]] ||
 	fail "export b: slab_size $(export_field b slab_size), expected 2M"

@@ -33,7 +33,7 @@ refused() {	# WHAT ARGS...
 }
 
 # any_host: the fuzzer's connects give no host identity, or a random one.
-target_setup keep 4M any_host
+target_setup keep 4M any_host shared
 before_mem=$(export_field keep mem)
 
 log "export add"

@@ -17,7 +17,7 @@ rounds=${RMBD_RACE_ROUNDS:-$(rounds 100 20)}
 out=/run/rmbd-races
 mkdir -p "$out"
 
-target_setup race 16M
+target_setup race 16M shared
 
 connects=0 rmmods=0
 : > "$out/disconnected"

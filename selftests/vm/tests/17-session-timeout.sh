@@ -95,7 +95,7 @@ mon=$!
 sleep "$(rounds 1 3)"
 
 # rmbd-peer gives no host identity.
-target_setup sto 32M slab 8M any_host
+target_setup sto 32M slab 8M any_host shared
 nr_slabs=$(export_field sto nr_slabs)
 [[ $nr_slabs == 4 ]] || fail "export sto of 32M in 8M slabs has nr_slabs $nr_slabs"
 dev=$(dev_connect sto)

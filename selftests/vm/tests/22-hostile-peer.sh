@@ -10,6 +10,10 @@
 #    client says why), and the target serves again once they are gone.
 #  - A session that opens no export is released after 10 s, long before
 #    the session timeout (30 s).
+#  - RDMA READ and WRITE just outside a mapped slab, across its end, with
+#    one slab's key to another, with another session's key (while it
+#    lives, and after it ended) get a remote access error, and a device
+#    connected throughout keeps its data.
 # timeout=300
 
 set -eu
@@ -21,7 +25,7 @@ out=/run/rmbd-hostile
 mkdir -p "$out"
 slab=$(( 2 << 20 ))
 # rmbd-peer gives no host identity.
-target_setup hostile 6M slab 2M any_host
+target_setup hostile 6M slab 2M any_host shared
 checks=0
 
 # ---- slab addresses ---------------------------------------------------
@@ -117,5 +121,62 @@ dt=$(( ($(usec) - t0) / 1000 ))
 dmesg | grep -q 'rmbd_target: session [0-9a-f]*: no export opened within 10 s' ||
 	fail "no kernel log line for the session that opened nothing"
 log "a session that opened nothing: released, the peer ended after $dt ms"
+
+# ---- RDMA outside what a session was given -----------------------------
+
+# Each attempt must end in a remote access error from the target's RDMA
+# device (which ends that peer's queue pair), while a device connected
+# throughout keeps its data.
+dev=$(dev_connect hostile shared)
+head -c 6M /dev/urandom > "$out/data"
+dd if="$out/data" of="/dev/$dev" bs=1M oflag=direct status=none || fail "write to $dev failed"
+attacks=0
+refused_rdma() {	# WHAT STEPS
+	local rc=0
+	"$peer" --addr "$RMBD_ADDR" --export hostile --do "connect,open,$2" \
+		> "$out/rdma" 2>&1 || rc=$?
+	attacks=$(( attacks + 1 ))
+	(( rc == 3 )) && grep -qE '^(read|write) .*: remote access error$' "$out/rdma" ||
+		fail "$1: exit $rc: $(tr '\n' ' ' < "$out/rdma")"
+}
+refused_rdma "a READ before slab 0" map:0,read:0:-4096
+refused_rdma "a WRITE after the last slab" map:2,write:2:$slab
+refused_rdma "a READ across the end of slab 1" map:1,read:1:$(( slab - 2048 ))
+refused_rdma "a WRITE with slab 0's key at slab 1's address" map:0,map:1,write:0:$slab
+# Another session's key, while it lives; then after it ended.
+"$peer" --addr "$RMBD_ADDR" --export hostile --seconds 30 \
+	--do connect,open,map:0,keepalive > "$out/holder" 2>&1 &
+hp=$!
+for (( i = 0; i < 100; i++ )); do
+	grep -q '^mapped slab 0' "$out/holder" && break
+	sleep 0.1
+done
+read -r a k < <(sed -n 's/^mapped slab 0 addr \(0x[0-9a-f]*\) len [0-9]* rkey \(0x[0-9a-f]*\)$/\1 \2/p' "$out/holder")
+[[ -n ${k:-} ]] || fail "the holding peer mapped nothing: $(tr '\n' ' ' < "$out/holder")"
+refused_rdma "a READ with another session's key" "map:0,read:@$a:$k"
+refused_rdma "a WRITE with another session's key" "map:0,write:@$a:$k"
+kill "$hp" 2> /dev/null || true
+wait "$hp" 2> /dev/null || true
+for (( i = 0; i < 100; i++ )); do
+	[[ $(export_field hostile sessions) == 1 ]] && break
+	sleep 0.1
+done
+refused_rdma "a READ with the key of a session that ended" "map:0,read:@$a:$k"
+# A legitimate read still works, and the device's data is intact.
+rc=0
+"$peer" --addr "$RMBD_ADDR" --export hostile --do connect,open,map:0,read:0,close > "$out/rdma" 2>&1 || rc=$?
+(( rc == 0 )) && grep -q '^read slab 0 off 0: ok' "$out/rdma" ||
+	fail "a READ inside slab 0: exit $rc: $(tr '\n' ' ' < "$out/rdma")"
+cmp "$out/data" <(dd if="/dev/$dev" bs=1M count=6 iflag=direct status=none) ||
+	fail "the device's data changed under the attacks"
+[[ $(dev_field "$dev" state) == live ]] || fail "$dev is $(dev_field "$dev" state) after the attacks"
+dev_disconnect "$dev"
+for (( i = 0; i < 100; i++ )); do
+	[[ $(export_field hostile sessions) == 0 ]] && break
+	sleep 0.1
+done
+[[ $(export_field hostile sessions) == 0 && $(export_field hostile mapped) == 0 ]] ||
+	fail "left: $(export_field hostile sessions) sessions, $(export_field hostile mapped) mapped"
+log "RDMA attacks: $attacks tried, 0 accepted (remote access errors); a device connected throughout kept its data"
 
 rmbd_ok export del hostile
