@@ -59,11 +59,7 @@ done
 (( base1 != base2 )) || fail "two sessions saw their slabs at the same address $(printf 0x%x "$base1")"
 log "slab addresses: session 1 from $(printf 0x%x "$base1"), session 2 from $(printf 0x%x "$base2"), 2 MiB apart, no kernel address"
 # The peers left: the target releases their sessions.
-for (( i = 0; i < 100; i++ )); do
-	[[ $(export_field hostile sessions) == 0 ]] && break
-	sleep 0.1
-done
-[[ $(export_field hostile sessions) == 0 ]] || fail "sessions left: $(export_field hostile sessions)"
+wait_sessions hostile 0 10 "sessions left after the address peers"
 
 log "$checks slab addresses checked, none a kernel address"
 
@@ -79,12 +75,7 @@ for n in 1 2 3; do
 		--do connect,open,keepalive > "$out/hold.$n" 2>&1 &
 	pids+=("$!")
 done
-for (( i = 0; i < 300; i++ )); do
-	[[ $(export_field hostile sessions) == 3 ]] && break
-	sleep 0.1
-done
-[[ $(export_field hostile sessions) == 3 ]] ||
-	fail "3 peers hold $(export_field hostile sessions) sessions: $(cat "$out"/hold.* | tr '\n' ' ')"
+wait_sessions hostile 3 30 "3 peers ($(cat "$out"/hold.* | tr '\n' ' '))"
 rc=0
 "$peer" --addr "$RMBD_ADDR" --export hostile --do connect,open > "$out/fourth" 2>&1 || rc=$?
 (( rc == 1 )) && grep -q 'rejected, reason 8' "$out/fourth" ||
@@ -98,11 +89,7 @@ dmesg | grep -q 'rmbd_target: refused a session from .*max_sessions limit' ||
 for p in "${pids[@]}"; do
 	wait "$p" || fail "a peer holding a session failed: $(cat "$out"/hold.* | tr '\n' ' ')"
 done
-for (( i = 0; i < 100; i++ )); do
-	[[ $(export_field hostile sessions) == 0 ]] && break
-	sleep 0.1
-done
-[[ $(export_field hostile sessions) == 0 ]] || fail "sessions left after the peers ended"
+wait_sessions hostile 0 10 "sessions left after the peers ended"
 echo "$max0" > "$param"
 dev=$(dev_connect hostile)
 dev_disconnect "$dev"
@@ -157,10 +144,7 @@ refused_rdma "a READ with another session's key" "map:0,read:@$a:$k"
 refused_rdma "a WRITE with another session's key" "map:0,write:@$a:$k"
 kill "$hp" 2> /dev/null || true
 wait "$hp" 2> /dev/null || true
-for (( i = 0; i < 100; i++ )); do
-	[[ $(export_field hostile sessions) == 1 ]] && break
-	sleep 0.1
-done
+wait_sessions hostile 1 10 "the holding peer's session did not end"
 refused_rdma "a READ with the key of a session that ended" "map:0,read:@$a:$k"
 # A legitimate read still works, and the device's data is intact.
 rc=0
@@ -171,11 +155,8 @@ cmp "$out/data" <(dd if="/dev/$dev" bs=1M count=6 iflag=direct status=none) ||
 	fail "the device's data changed under the attacks"
 [[ $(dev_field "$dev" state) == live ]] || fail "$dev is $(dev_field "$dev" state) after the attacks"
 dev_disconnect "$dev"
-for (( i = 0; i < 100; i++ )); do
-	[[ $(export_field hostile sessions) == 0 ]] && break
-	sleep 0.1
-done
-[[ $(export_field hostile sessions) == 0 && $(export_field hostile mapped) == 0 ]] ||
+wait_sessions hostile 0 10 "sessions left after the RDMA attacks"
+[[ $(export_field hostile mapped) == 0 ]] ||
 	fail "left: $(export_field hostile sessions) sessions, $(export_field hostile mapped) mapped"
 log "RDMA attacks: $attacks tried, 0 accepted (remote access errors); a device connected throughout kept its data"
 

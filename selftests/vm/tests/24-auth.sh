@@ -29,11 +29,7 @@ refused() {	# WHAT EXPORT WHY [dev connect args]
 	rmbd_fails "$what" dev connect addr "$RMBD_ADDR" export "$exp" "$@"
 	[[ $RMBD_ERR == *"$why"* ]] || fail "$what: '$RMBD_ERR', expected '$why'"
 	(( $(dev_count) == 0 )) || fail "$what: a device is left"
-	for (( i = 0; i < 50; i++ )); do
-		[[ $(export_field "$exp" sessions) == 0 ]] && break
-		sleep 0.1
-	done
-	[[ $(export_field "$exp" sessions) == 0 ]] || fail "$what: a session is left"
+	wait_sessions "$exp" 0 5 "$what: a session is left"
 }
 
 target_setup secure 16M hosts nqn.x:placeholder
@@ -84,11 +80,7 @@ for how in "auth:wrong" "auth:$answer" "map"; do
 		{ [[ $how == auth:* ]] && grep -q 'AUTH: the connection ended' "$out/p2"; }; } ||
 		fail "rmbd-peer ${how%%:*}: exit $rc: $(tr '\n' ' ' < "$out/p2")"
 done
-for (( i = 0; i < 100; i++ )); do
-	[[ $(export_field secure sessions) == 0 ]] && break
-	sleep 0.1
-done
-[[ $(export_field secure sessions) == 0 ]] || fail "a session is left after the attacks"
+wait_sessions secure 0 10 "a session is left after the attacks"
 t0=$(usec)
 rc=0
 "$peer" "${pp[@]}" --seconds 30 --do connect,open,silent > "$out/p3" 2>&1 || rc=$?

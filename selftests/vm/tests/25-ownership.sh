@@ -30,15 +30,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-wait_sessions() {	# EXPORT N: up to 10 s
-	local i
-	for (( i = 0; i < 100; i++ )); do
-		[[ $(export_field "$1" sessions) == "$2" ]] && return 0
-		sleep 0.1
-	done
-	fail "export $1: $(export_field "$1" sessions) sessions, expected $2"
-}
-
 # Exclusive (the default): one host at a time.
 target_setup own 32M hosts "$me,$hb"
 [[ $(export_field own shared) == false ]] || fail "own: shared $(export_field own shared)"

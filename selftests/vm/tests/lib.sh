@@ -189,6 +189,17 @@ link_flap() {		# DEV
 		fail "$dev live again, but its reconnect count stayed at $before"
 }
 
+# Wait up to SECONDS (default 10) for export NAME to have N sessions;
+# past that, fail the test with WHAT (default: the export's name).
+wait_sessions() {	# NAME N [SECONDS [WHAT]]
+	local i
+	for (( i = 0; i < ${3:-10} * 10; i++ )); do
+		[[ $(export_field "$1" sessions) == "$2" ]] && return 0
+		sleep 0.1
+	done
+	fail "${4:-export $1}: $(export_field "$1" sessions) sessions, expected $2"
+}
+
 # Start the target side: export NAME of SIZE and a listener (once).
 # The export allows this machine's host identity (rmbd host: the VMs
 # boot the host's root, so the guests share its /etc/machine-id), as an
