@@ -479,7 +479,40 @@ static int setup_queue(struct peer *p)
 	return 0;
 }
 
-/* Step "connect": the admin queue, as rmbd-client connects it. */
+/*
+ * How "connect:HOW" spoils the connect request's private data: none at
+ * all, too short, a wrong magic, version or queue type, a zero depth, an
+ * I/O queue of a session that does not exist, or valid data followed by
+ * bytes the target must ignore ("long": accepted).
+ */
+static int spoil_cm_req(const char *how, struct rmbd_cm_req *req,
+			uint8_t *len)
+{
+	if (!how)
+		return 0;
+	if (!strcmp(how, "none"))
+		*len = 0;
+	else if (!strcmp(how, "short"))
+		*len = 6;	/* IB and RoCE pad it with zeros to 56 */
+	else if (!strcmp(how, "magic"))
+		req->magic = htole32(RMBD_PROTO_MAGIC ^ 1);
+	else if (!strcmp(how, "version"))
+		req->version = htole16(RMBD_PROTO_VERSION + 7);
+	else if (!strcmp(how, "qtype"))
+		req->qtype = htole16(9);
+	else if (!strcmp(how, "depth"))
+		req->queue_depth = 0;
+	else if (!strcmp(how, "ioq")) {
+		req->qtype = htole16(RMBD_QUEUE_IO);
+		req->session_id = htole64(0x5eed5eed5eed5eedULL);
+	} else if (!strcmp(how, "long"))
+		*len = 56;
+	else
+		return fail("connect: unknown way '%s'", how);
+	return 0;
+}
+
+/* Step "connect[:HOW]": the admin queue, as rmbd-client connects it. */
 static int act_connect(struct peer *p, const char *arg)
 {
 	struct addrinfo hints = {
@@ -488,12 +521,12 @@ static int act_connect(struct peer *p, const char *arg)
 	}, *ai;
 	struct rdma_conn_param param = { };
 	struct ibv_device_attr dattr;
+	uint8_t data[56] = { 0 }, len = sizeof(struct rmbd_cm_req);
 	struct rmbd_cm_req req = { };
 	struct rmbd_cm_rep rep;
 	uint8_t ack = PEER_ACK_TIMEOUT;
 	int ret;
 
-	(void)arg;
 	if (p->id)
 		return fail("connect: already connected");
 	ret = getaddrinfo(p->addr, p->port, &hints, &ai);
@@ -531,8 +564,12 @@ static int act_connect(struct peer *p, const char *arg)
 	req.qid = 0;
 	req.queue_depth = htole16(PEER_ADMIN_DEPTH);
 	req.session_id = 0;
-	param.private_data = &req;
-	param.private_data_len = sizeof(req);
+	if (spoil_cm_req(arg, &req, &len))
+		return PEER_FAIL;
+	memcpy(data, &req, sizeof(req));
+	memset(data + sizeof(req), 0xa5, sizeof(data) - sizeof(req));
+	param.private_data = len ? data : NULL;
+	param.private_data_len = len;
 	param.flow_control = 1;
 	param.retry_count = PEER_RETRY_COUNT;
 	param.rnr_retry_count = 7;
@@ -827,14 +864,26 @@ static int keepalive_once(struct peer *p)
 	return ret;
 }
 
-/* Step "ping": one KEEPALIVE exchange. */
+/* Step "ping[:N]": one KEEPALIVE exchange, or N in a row (a flood). */
 static int act_ping(struct peer *p, const char *arg)
 {
+	unsigned long i, n = 1;
+	char *end;
 	int ret;
 
-	(void)arg;
-	ret = keepalive_once(p);
-	return ret ? xfer_failed(p, ret, "KEEPALIVE") : 0;
+	if (arg) {
+		errno = 0;
+		n = strtoul(arg, &end, 0);
+		if (errno || *end || !n || n > 1000000)
+			return fail("ping: bad count '%s'", arg);
+	}
+	for (i = 0; i < n; i++) {
+		ret = keepalive_once(p);
+		if (ret)
+			return xfer_failed(p, ret, "KEEPALIVE");
+	}
+	say("keepalives %u", p->keepalives);
+	return 0;
 }
 
 /*
@@ -933,6 +982,39 @@ static int act_read(struct peer *p, const char *arg)
 static int act_write(struct peer *p, const char *arg)
 {
 	return rdma_step(p, arg, true);
+}
+
+/*
+ * Step "raw:OPCODE:LEN": an admin message of LEN bytes (8 to
+ * RMBD_MSG_SIZE) with that opcode, the rest 0xa5.  Prints "raw OP LEN:
+ * status ERRNO" for a reply, "raw OP LEN: ended" when the target ended
+ * the session instead; 0 for a reply, PEER_OTHER for the end.
+ */
+static int act_raw(struct peer *p, const char *arg)
+{
+	uint8_t buf[RMBD_MSG_SIZE];
+	unsigned long op, len;
+	char *end;
+	int ret;
+
+	errno = 0;
+	op = arg ? strtoul(arg, &end, 0) : 0;
+	if (!arg || errno || *end != ':' || op > UINT16_MAX)
+		return fail("raw: OPCODE:LEN, not '%s'", arg ? arg : "");
+	len = strtoul(end + 1, &end, 0);
+	if (errno || *end || len < sizeof(struct rmbd_msg_hdr) ||
+	    len > RMBD_MSG_SIZE)
+		return fail("raw: length 8 to %d, not '%s'", RMBD_MSG_SIZE, arg);
+	memset(send_buf(p), 0xa5, RMBD_MSG_SIZE);
+	ret = xfer(p, (uint16_t)op, len, buf, sizeof(struct rmbd_msg_hdr));
+	if (ret == XFER_ENDED) {
+		say("raw %#lx %lu: ended", op, len);
+		return report_end(p, false);
+	}
+	if (ret < 0)
+		return PEER_FAIL;
+	say("raw %#lx %lu: status %d", op, len, ret);
+	return 0;
 }
 
 /* HMAC-SHA-256 of the iov with the kernel's crypto API (AF_ALG). */
@@ -1180,14 +1262,15 @@ struct peer_action {
 };
 
 static const struct peer_action peer_actions[] = {
-	{ "connect", act_connect, "connect the admin queue" },
+	{ "connect", act_connect, "connect the admin queue; :none, :short, :magic, :version, :qtype, :depth, :ioq or :long spoil its private data" },
 	{ "open", act_open, "OPEN the export, or the export NAME given" },
 	{ "map", act_map, "MAP every slab, or the slab given" },
-	{ "ping", act_ping, "one KEEPALIVE" },
+	{ "ping", act_ping, "one KEEPALIVE, or :N in a row" },
 	{ "silent", act_silent, "send nothing for --seconds; expect the target to end the session" },
 	{ "keepalive", act_keepalive, "keepalives for --seconds; expect the session to stay" },
 	{ "close", act_close, "CLOSE; expect the target to end the session" },
 	{ "auth", act_auth, "AUTH with --secret-file's answer, or :wrong, or :HEX" },
+	{ "raw", act_raw, "an admin message OPCODE:LEN, filled with 0xa5" },
 	{ "read", act_read, "RDMA READ 4 KiB of SLAB[:OFF] (a mapped slab) or @ADDR:RKEY" },
 	{ "write", act_write, "RDMA WRITE 4 KiB to SLAB[:OFF] (a mapped slab) or @ADDR:RKEY" },
 };

@@ -10,6 +10,10 @@
 #    client says why), and the target serves again once they are gone.
 #  - A session that opens no export is released after 10 s, long before
 #    the session timeout (30 s).
+#  - Malformed connect requests are rejected with their reason; admin
+#    messages of an unknown opcode, the wrong length or a reply's opcode,
+#    a MAP past the end and a second OPEN are refused or end the session;
+#    a keepalive flood is answered; a device connected throughout lives.
 #  - RDMA READ and WRITE just outside a mapped slab, across its end, with
 #    one slab's key to another, with another session's key (while it
 #    lives, and after it ended) get a remote access error, and a device
@@ -108,6 +112,62 @@ dt=$(( ($(usec) - t0) / 1000 ))
 dmesg | grep -q 'rmbd_target: session [0-9a-f]*: no export opened within 10 s' ||
 	fail "no kernel log line for the session that opened nothing"
 log "a session that opened nothing: released, the peer ended after $dt ms"
+
+# ---- malformed connects and admin messages ------------------------------
+
+# Each connect request refused with its reason (IB and RoCE pad private
+# data with zeros to 56 bytes: 6 bytes arrive as a zero version), and a
+# valid one with bytes after it accepted; admin messages of the wrong
+# length, an unknown opcode or a reply's opcode refused or the session
+# ended; a keepalive flood answered.  A device connected throughout
+# keeps working.
+dev=$(dev_connect hostile shared)
+bad=0
+bad_connect() {	# WHAT HOW REASONS
+	local rc=0
+	"$peer" --addr "$RMBD_ADDR" --export hostile --do "connect:$2" > "$out/bad" 2>&1 || rc=$?
+	bad=$(( bad + 1 ))
+	(( rc == 1 )) && grep -qE "rejected, reason ($3), " "$out/bad" ||
+		fail "$1: exit $rc: $(tr '\n' ' ' < "$out/bad")"
+}
+bad_connect "no private data" none 1
+# IB and RoCE pad private data with zeros to 56 bytes: 6 bytes (magic
+# and version) arrive as a request of queue type 0.
+bad_connect "6 bytes of private data" short "1|3"
+bad_connect "a wrong magic" magic 1
+bad_connect "a wrong version" version 2
+bad_connect "an unknown queue type" qtype 3
+bad_connect "a queue depth of 0" depth 3
+bad_connect "an I/O queue of no session" ioq 4
+"$peer" --addr "$RMBD_ADDR" --export hostile --do connect:long,open > "$out/bad" 2>&1 ||
+	fail "valid private data with bytes after it: $(tr '\n' ' ' < "$out/bad")"
+bad_msg() {	# WHAT STEPS EXPECT(regex of the output)
+	local rc=0
+	"$peer" --addr "$RMBD_ADDR" --export hostile --do "connect,open,$2" > "$out/bad" 2>&1 || rc=$?
+	bad=$(( bad + 1 ))
+	grep -qE "$3" "$out/bad" || fail "$1: exit $rc: $(tr '\n' ' ' < "$out/bad")"
+}
+bad_msg "an unknown opcode" raw:0x77:8 '^raw 0x77 8: status 95$'
+bad_msg "a short OPEN" raw:1:16 '^raw 0x1 16: status (22|114)$'
+bad_msg "a short MAP" raw:2:8 '^raw 0x2 8: status 22$'
+bad_msg "a short AUTH" raw:5:8 '^raw 0x5 8: status 22$'
+bad_msg "a reply's opcode" raw:0x8004:8 '^raw 0x8004 8: ended$'
+bad_msg "a slab past the end" map:99 'MAP of slab 99: target answered Numerical result out of range'
+bad_msg "a second OPEN" open 'OPEN: target answered Operation already in progress'
+flood=$(rounds 2000 300)
+"$peer" --addr "$RMBD_ADDR" --export hostile --do "connect,open,ping:$flood" > "$out/bad" 2>&1 &&
+	grep -qx "keepalives $flood" "$out/bad" ||
+	fail "$flood keepalives in a row: $(tail -n 3 "$out/bad" | tr '\n' ' ')"
+bad=$(( bad + 1 ))
+dd if=/dev/zero of="/dev/$dev" bs=1M count=1 oflag=direct status=none || fail "$dev failed after the bad messages"
+[[ $(dev_field "$dev" state) == live ]] || fail "$dev is $(dev_field "$dev" state)"
+dev_disconnect "$dev"
+for (( i = 0; i < 100; i++ )); do
+	[[ $(export_field hostile sessions) == 0 ]] && break
+	sleep 0.1
+done
+[[ $(export_field hostile sessions) == 0 ]] || fail "sessions left after the bad messages"
+log "malformed connects and messages: $bad tried, each refused or the session ended; $flood keepalives answered; the device stayed live"
 
 # ---- RDMA outside what a session was given -----------------------------
 
