@@ -634,6 +634,11 @@ static int rmbd_parse_listener(struct nlattr **tb, void *arg)
 			    sizeof(l->addr));
 	if (tb[RMBD_TARGET_ATTR_LISTENER_PORT])
 		l->port = nla_get_u16(tb[RMBD_TARGET_ATTR_LISTENER_PORT]);
+	if (tb[RMBD_TARGET_ATTR_LISTENER_MAX_SESSIONS])
+		l->max_sessions =
+			nla_get_u32(tb[RMBD_TARGET_ATTR_LISTENER_MAX_SESSIONS]);
+	if (tb[RMBD_TARGET_ATTR_LISTENER_SESSIONS])
+		l->sessions = nla_get_u32(tb[RMBD_TARGET_ATTR_LISTENER_SESSIONS]);
 	return 0;
 }
 
@@ -657,7 +662,7 @@ static int rmbd_listener_msg(struct rmbd_ctx *ctx, uint8_t cmd,
 }
 
 int rmbd_listener_add(struct rmbd_ctx *ctx, const char *addr, uint16_t port,
-		      struct rmbd_listener_info *out)
+		      uint32_t max_sessions, struct rmbd_listener_info *out)
 {
 	struct nl_msg *msg;
 	int ret;
@@ -666,6 +671,11 @@ int rmbd_listener_add(struct rmbd_ctx *ctx, const char *addr, uint16_t port,
 				&msg);
 	if (ret)
 		return ret;
+	if (max_sessions &&
+	    rmbd_put_ret(msg, nla_put_u32(msg,
+					  RMBD_TARGET_ATTR_LISTENER_MAX_SESSIONS,
+					  max_sessions)))
+		return -EMSGSIZE;
 	return rmbd_do(ctx, RMBD_FAM_TARGET, msg, rmbd_parse_listener, out);
 }
 

@@ -77,6 +77,8 @@ struct rmbd_export_opts {
 struct rmbd_listener_info {
 	char addr[RMBD_ADDR_MAX];
 	uint16_t port;
+	uint32_t max_sessions;		/* it holds at most, opened or not */
+	uint32_t sessions;		/* it holds now */
 };
 
 /* slab_size 0: the kernel's default; out may be NULL. */
@@ -109,9 +111,12 @@ int rmbd_export_list(struct rmbd_ctx *ctx,
 		     int (*cb)(const struct rmbd_export_info *, void *),
 		     void *arg, uint64_t *total_mem);
 
-/* port 0: RMBD_DEFAULT_PORT; out may be NULL. */
+/*
+ * port 0: RMBD_DEFAULT_PORT; max_sessions 0: RMBD_LISTENER_SESSIONS; out
+ * may be NULL.
+ */
 int rmbd_listener_add(struct rmbd_ctx *ctx, const char *addr, uint16_t port,
-		      struct rmbd_listener_info *out);
+		      uint32_t max_sessions, struct rmbd_listener_info *out);
 int rmbd_listener_del(struct rmbd_ctx *ctx, const char *addr, uint16_t port);
 int rmbd_listener_list(struct rmbd_ctx *ctx,
 		       int (*cb)(const struct rmbd_listener_info *, void *),

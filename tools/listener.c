@@ -16,26 +16,33 @@ static void print_listener(const struct rmbd_listener_info *l)
 	print_open_object();
 	print_string(PRINT_ANY, "addr", "listener %s", l->addr);
 	print_u64(PRINT_ANY, "port", "port %" PRIu64, l->port);
+	print_u64(PRINT_ANY, "max_sessions", "max_sessions %" PRIu64,
+		  l->max_sessions);
+	print_u64(PRINT_ANY, "sessions", "sessions %" PRIu64, l->sessions);
 	print_close_object();
 }
 
 static void listener_help(FILE *f)
 {
 	fprintf(f,
-		"Usage: rmbd listener add ADDR [ port PORT ]\n"
+		"Usage: rmbd listener add ADDR [ port PORT ] [ max_sessions N ]\n"
 		"       rmbd listener del ADDR [ port PORT ]\n"
 		"       rmbd listener [ show ]\n"
 		"       rmbd listener help\n"
 		"where  ADDR := an IPv4 or IPv6 address\n"
-		"       PORT := 1-65535, default %d\n",
-		RMBD_DEFAULT_PORT);
+		"       PORT := 1-65535, default %d\n"
+		"       N    := sessions it holds at once, opened or not: 1-%d, default %d\n",
+		RMBD_DEFAULT_PORT, RMBD_MAX_SESSIONS, RMBD_LISTENER_SESSIONS);
 }
 
+/* max_sessions NULL: del, which takes no max_sessions. */
 static int listener_parse(int argc, char **argv, const char **addr,
-			  uint16_t *port)
+			  uint16_t *port, uint32_t *max_sessions)
 {
 	struct keyword kw[] = {
 		{ .name = "port", .has_value = true },
+		{ .name = max_sessions ? "max_sessions" : NULL,
+		  .has_value = true },
 		{ }
 	};
 	int ret;
@@ -48,24 +55,33 @@ static int listener_parse(int argc, char **argv, const char **addr,
 		ret = parse_keywords(kw, argc - 1, argv + 1);
 	if (!ret)
 		ret = parse_port(&kw[0], port);
-	return ret;
+	if (ret || !max_sessions)
+		return ret;
+	*max_sessions = 0;
+	if (kw[1].seen &&
+	    parse_uint(kw[1].value, 1, RMBD_MAX_SESSIONS, max_sessions))
+		return usage_error("invalid max_sessions '%s' (1-%d)",
+				   kw[1].value, RMBD_MAX_SESSIONS);
+	return 0;
 }
 
 static int listener_add(int argc, char **argv)
 {
 	struct rmbd_listener_info info;
+	uint32_t max_sessions;
 	struct rmbd_ctx *ctx;
 	const char *addr;
 	uint16_t port;
 	int ret;
 
-	ret = listener_parse(argc, argv, &addr, &port);
+	ret = listener_parse(argc, argv, &addr, &port, &max_sessions);
 	if (ret)
 		return ret;
 	ret = open_ctx(&ctx);
 	if (ret)
 		return ret;
-	ret = rmbd_listener_add(ctx, addr, port, opt.json ? &info : NULL);
+	ret = rmbd_listener_add(ctx, addr, port, max_sessions,
+				opt.json ? &info : NULL);
 	if (ret < 0) {
 		ret = request_error(ctx, "add listener", ret);
 	} else {
@@ -84,7 +100,7 @@ static int listener_del(int argc, char **argv)
 	uint16_t port;
 	int ret;
 
-	ret = listener_parse(argc, argv, &addr, &port);
+	ret = listener_parse(argc, argv, &addr, &port, NULL);
 	if (ret)
 		return ret;
 	ret = open_ctx(&ctx);

@@ -43,7 +43,7 @@ unsigned int rmbd_t_max_sessions = 256;
 static int rmbd_t_set_max_sessions(const char *val,
 				   const struct kernel_param *kp)
 {
-	return param_set_uint_minmax(val, kp, 1, 65536);
+	return param_set_uint_minmax(val, kp, 1, RMBD_MAX_SESSIONS);
 }
 
 static const struct kernel_param_ops rmbd_t_max_sessions_ops = {
@@ -81,6 +81,17 @@ static int rmbd_parse_addr(const char *addr, u16 port,
 	return inet_pton_with_scope(&init_net, AF_UNSPEC, addr, port_str, ss);
 }
 
+static void rmbd_listener_free(struct kref *ref)
+{
+	kfree(container_of(ref, struct rmbd_listener, ref));
+}
+
+/* Drop a reference: the list's, or a session's when it is freed. */
+void rmbd_listener_put(struct rmbd_listener *l)
+{
+	kref_put(&l->ref, rmbd_listener_free);
+}
+
 static void rmbd_listener_remove_work(struct work_struct *work)
 {
 	struct rmbd_listener *l =
@@ -97,7 +108,7 @@ static void rmbd_listener_remove_work(struct work_struct *work)
 		pr_info("listener %pISpc: RDMA device removed, stopped\n",
 			&l->addr);
 		rdma_destroy_id(l->cm_id);
-		kfree(l);
+		rmbd_listener_put(l);
 	}
 }
 
@@ -115,13 +126,14 @@ int rmbd_t_listener_event(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev)
  * rmbd_listener_add() - listen for clients on an address and port
  * @addr: IPv4 or IPv6 address as text
  * @port: rdma_cm port
+ * @max_sessions: sessions it may hold at once, 1..RMBD_MAX_SESSIONS
  * @out: the new listener, valid while rmbd_t_mutex is held
  * @why: a message for the administrator on failure
  *
  * Called with rmbd_t_mutex held.
  */
-int rmbd_listener_add(const char *addr, u16 port, struct rmbd_listener **out,
-		      const char **why)
+int rmbd_listener_add(const char *addr, u16 port, unsigned int max_sessions,
+		      struct rmbd_listener **out, const char **why)
 {
 	struct sockaddr_storage ss;
 	struct rmbd_listener *l;
@@ -141,6 +153,9 @@ int rmbd_listener_add(const char *addr, u16 port, struct rmbd_listener **out,
 	if (!l)
 		return -ENOMEM;
 	l->kind = RMBD_T_CTX_LISTENER;
+	kref_init(&l->ref);
+	l->max_sessions = max_sessions;
+	atomic_set(&l->nr_sessions, 0);
 	l->addr = ss;
 	l->port = port;
 	INIT_LIST_HEAD(&l->entry);
@@ -166,7 +181,8 @@ int rmbd_listener_add(const char *addr, u16 port, struct rmbd_listener **out,
 	l->cm_id = cm_id;
 	list_add_tail(&l->entry, &rmbd_t_listeners);
 	*out = l;
-	pr_info("listening on %pISpc\n", &ss);
+	pr_info("listening on %pISpc, for up to %u sessions\n", &ss,
+		max_sessions);
 	return 0;
 
 out_destroy_id:
@@ -205,7 +221,7 @@ int rmbd_listener_del(const char *addr, u16 port, const char **why)
 	}
 	rdma_destroy_id(l->cm_id);
 	cancel_work_sync(&l->remove_work);
-	kfree(l);
+	rmbd_listener_put(l);
 	return 0;
 }
 
@@ -224,7 +240,7 @@ static void rmbd_listeners_destroy(void)
 			break;
 		rdma_destroy_id(l->cm_id);
 		cancel_work_sync(&l->remove_work);
-		kfree(l);
+		rmbd_listener_put(l);
 	}
 }
 

@@ -14,6 +14,12 @@ static const struct nla_policy rmbd_t_host_policy[RMBD_TARGET_ATTR_MAX + 1] = {
 					    .len = RMBD_HOST_MAX - 1 },
 };
 
+/* 6.1 has the range of a policy non-const. */
+static struct netlink_range_validation rmbd_t_sessions_range = {
+	.min = 1,
+	.max = RMBD_MAX_SESSIONS,
+};
+
 static const struct nla_policy rmbd_t_policy[RMBD_TARGET_ATTR_MAX + 1] = {
 	[RMBD_TARGET_ATTR_EXPORT_NAME]	= { .type = NLA_NUL_STRING,
 					    .len = RMBD_EXPORT_NAME_MAX - 1 },
@@ -46,6 +52,9 @@ static const struct nla_policy rmbd_t_policy[RMBD_TARGET_ATTR_MAX + 1] = {
 	[RMBD_TARGET_ATTR_SESSION_UP]	= { .type = NLA_REJECT },
 	[RMBD_TARGET_ATTR_SESSION_AUTH]	= { .type = NLA_REJECT },
 	[RMBD_TARGET_ATTR_SESSION_READ_ONLY] = { .type = NLA_REJECT },
+	[RMBD_TARGET_ATTR_LISTENER_MAX_SESSIONS] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &rmbd_t_sessions_range),
+	[RMBD_TARGET_ATTR_LISTENER_SESSIONS] = { .type = NLA_REJECT },
 };
 
 static struct genl_family rmbd_t_family;
@@ -190,7 +199,11 @@ static int rmbd_t_fill_listener(struct sk_buff *skb, void *obj, u32 portid,
 	if (!hdr)
 		return -EMSGSIZE;
 	if (nla_put_string(skb, RMBD_TARGET_ATTR_LISTENER_ADDR, l->addr_str) ||
-	    nla_put_u16(skb, RMBD_TARGET_ATTR_LISTENER_PORT, l->port)) {
+	    nla_put_u16(skb, RMBD_TARGET_ATTR_LISTENER_PORT, l->port) ||
+	    nla_put_u32(skb, RMBD_TARGET_ATTR_LISTENER_MAX_SESSIONS,
+			l->max_sessions) ||
+	    nla_put_u32(skb, RMBD_TARGET_ATTR_LISTENER_SESSIONS,
+			atomic_read(&l->nr_sessions))) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
 	}
@@ -440,6 +453,7 @@ static u16 rmbd_t_port(struct genl_info *info)
 
 static int rmbd_t_listener_add(struct sk_buff *skb, struct genl_info *info)
 {
+	struct nlattr *max = info->attrs[RMBD_TARGET_ATTR_LISTENER_MAX_SESSIONS];
 	struct rmbd_listener *l;
 	const char *why = NULL;
 	struct sk_buff *reply;
@@ -452,7 +466,9 @@ static int rmbd_t_listener_add(struct sk_buff *skb, struct genl_info *info)
 		return -ENOMEM;
 	mutex_lock(&rmbd_t_mutex);
 	ret = rmbd_listener_add(nla_data(info->attrs[RMBD_TARGET_ATTR_LISTENER_ADDR]),
-				rmbd_t_port(info), &l, &why);
+				rmbd_t_port(info),
+				max ? nla_get_u32(max) : RMBD_LISTENER_SESSIONS,
+				&l, &why);
 	if (!ret)
 		ret = rmbd_t_reply(info, reply, l, rmbd_t_fill_listener);
 	else

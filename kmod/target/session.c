@@ -739,21 +739,51 @@ static void rmbd_t_timeout_work(struct work_struct *work)
 			   deadline - jiffies + 1);
 }
 
-/* A client opens a session: its admin queue connects. */
-static int rmbd_t_session_create(struct rdma_cm_id *cm_id,
-				 struct rdma_cm_event *ev)
+/* A session the target holds from its first allocation to its free. */
+static bool rmbd_t_session_count(struct rmbd_listener *l,
+				 struct rdma_cm_id *cm_id)
 {
-	struct rmbd_t_session *sess;
-	int i, ret;
-
 	if (atomic_inc_return(&rmbd_t_nr_sessions) >
 	    READ_ONCE(rmbd_t_max_sessions)) {
 		atomic_dec(&rmbd_t_nr_sessions);
 		pr_info_ratelimited("refused a session from %pISp: %u sessions, the max_sessions limit\n",
 				    &cm_id->route.addr.dst_addr,
 				    READ_ONCE(rmbd_t_max_sessions));
-		return -RMBD_REJ_LIMIT;
+		return false;
 	}
+	if (atomic_inc_return(&l->nr_sessions) > l->max_sessions) {
+		atomic_dec(&l->nr_sessions);
+		atomic_dec(&rmbd_t_nr_sessions);
+		pr_info_ratelimited("refused a session from %pISp: listener %pISpc holds %u sessions, its max_sessions\n",
+				    &cm_id->route.addr.dst_addr, &l->addr,
+				    l->max_sessions);
+		return false;
+	}
+	kref_get(&l->ref);
+	return true;
+}
+
+static void rmbd_t_session_uncount(struct rmbd_listener *l)
+{
+	atomic_dec(&l->nr_sessions);
+	rmbd_listener_put(l);
+	atomic_dec(&rmbd_t_nr_sessions);
+}
+
+/*
+ * A client opens a session: its admin queue connects.  The new id's
+ * context is still its listener's, which rdma_cm keeps alive until this
+ * returns.
+ */
+static int rmbd_t_session_create(struct rdma_cm_id *cm_id,
+				 struct rdma_cm_event *ev)
+{
+	struct rmbd_listener *l = cm_id->context;
+	struct rmbd_t_session *sess;
+	int i, ret;
+
+	if (!rmbd_t_session_count(l, cm_id))
+		return -RMBD_REJ_LIMIT;
 	sess = kzalloc(sizeof(*sess), GFP_KERNEL);
 	if (!sess)
 		goto out_uncount;
@@ -765,6 +795,7 @@ static int rmbd_t_session_create(struct rdma_cm_id *cm_id,
 		sess->id = get_random_u64();
 	} while (!sess->id);
 	sess->ibdev = cm_id->device;
+	sess->listener = l;
 	INIT_LIST_HEAD(&sess->entry);
 	INIT_LIST_HEAD(&sess->export_entry);
 	INIT_LIST_HEAD(&sess->recv_pending);
@@ -849,7 +880,7 @@ out_free_ioq:
 out_free_sess:
 	kfree_sensitive(sess);
 out_uncount:
-	atomic_dec(&rmbd_t_nr_sessions);
+	rmbd_t_session_uncount(l);
 	return -RMBD_REJ_NOMEM;
 }
 
@@ -1018,9 +1049,9 @@ static void rmbd_t_release_work(struct work_struct *work)
 	}
 	rdma_destroy_id(sess->admin.cm_id);
 	pr_debug("session %llx: released\n", sess->id);
+	rmbd_t_session_uncount(sess->listener);
 	kfree(sess->ioq);
 	kfree_sensitive(sess);
-	atomic_dec(&rmbd_t_nr_sessions);
 }
 
 /* Tear every session down; used when the module goes away. */

@@ -118,6 +118,7 @@ struct rmbd_t_session {
 	u64			id;
 	unsigned long		flags;
 	struct ib_device	*ibdev;
+	struct rmbd_listener	*listener;	/* that accepted it; a ref */
 	struct ib_pd		*pd;
 	struct rmbd_export	*export;
 	struct rmbd_t_map	*maps;
@@ -170,14 +171,21 @@ struct rmbd_t_session {
 	struct work_struct	release_work;
 };
 
+/*
+ * A listener lives while it is listed and while a session it accepted
+ * is not freed (@ref): @nr_sessions counts those, up to @max_sessions.
+ */
 struct rmbd_listener {
 	enum rmbd_t_ctx_kind	kind;
+	struct kref		ref;
 	struct list_head	entry;
 	struct work_struct	remove_work;
 	struct rdma_cm_id	*cm_id;
 	struct sockaddr_storage	addr;
 	char			addr_str[RMBD_ADDR_MAX];
 	u16			port;
+	unsigned int		max_sessions;
+	atomic_t		nr_sessions;
 };
 
 extern struct mutex rmbd_t_mutex;
@@ -217,8 +225,9 @@ static inline bool rmbd_t_is_listener(struct rdma_cm_id *cm_id)
 
 /* main.c */
 int rmbd_t_listener_event(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev);
-int rmbd_listener_add(const char *addr, u16 port, struct rmbd_listener **out,
-		      const char **why);
+int rmbd_listener_add(const char *addr, u16 port, unsigned int max_sessions,
+		      struct rmbd_listener **out, const char **why);
+void rmbd_listener_put(struct rmbd_listener *l);
 int rmbd_listener_del(const char *addr, u16 port, const char **why);
 
 /* netlink.c */

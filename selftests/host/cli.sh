@@ -141,6 +141,11 @@ usage listener "invalid port '65536' (1-65535)" \
 usage listener "invalid port 'x' (1-65535)" listener del ::1 port x
 usage listener "missing value for 'port'" listener del ::1 port
 usage listener "unexpected argument 'x'" listener show x
+usage listener "invalid max_sessions '0' (1-65536)" listener add 10.0.0.1 max_sessions 0
+usage listener "invalid max_sessions '65537' (1-65536)" \
+	listener add 10.0.0.1 max_sessions 65537
+usage listener "invalid max_sessions '-1' (1-65536)" listener add ::1 max_sessions -1
+usage listener "unknown keyword 'max_sessions'" listener del ::1 max_sessions 4
 usage dev "missing keyword 'addr'" dev connect export foo
 usage dev "unknown keyword 'yes'" dev connect addr 10.0.0.1 export foo shared yes
 usage dev "duplicate keyword 'shared'" dev connect addr 10.0.0.1 export foo shared shared
@@ -521,22 +526,27 @@ rm -f "$hid" "$mid"
 usage host "unexpected argument 'x'" host show x
 
 log_reset
-expect 0 "listener 10.200.0.1 port 7470
-listener fd00::1 port 7471" "" "$FAKE" listener
-expect 0 '[{"addr":"10.200.0.1","port":7470},{"addr":"fd00::1","port":7471}]' \
+expect 0 "listener 10.200.0.1 port 7470 max_sessions 128 sessions 3
+listener fd00::1 port 7471 max_sessions 16 sessions 0" "" "$FAKE" listener
+expect 0 '[{"addr":"10.200.0.1","port":7470,"max_sessions":128,"sessions":3},{"addr":"fd00::1","port":7471,"max_sessions":16,"sessions":0}]' \
 	"" "$FAKE" --json listener show
 expect 0 '[
     {
         "addr": "10.200.0.1",
-        "port": 7470
+        "port": 7470,
+        "max_sessions": 128,
+        "sessions": 3
     },
     {
         "addr": "fd00::1",
-        "port": 7471
+        "port": 7471,
+        "max_sessions": 16,
+        "sessions": 0
     }
 ]' "" "$FAKE" -p listener
 expect 0 "" "" "$FAKE" listener add 10.200.0.1
-expect 0 '{"addr":"fe80::2","port":9000}' "" "$FAKE" -j listener add fe80::2 port 9000
+expect 0 '{"addr":"fe80::2","port":9000,"max_sessions":128,"sessions":0}' "" "$FAKE" -j listener add fe80::2 port 9000
+expect 0 '{"addr":"10.0.0.9","port":7470,"max_sessions":4,"sessions":0}' "" "$FAKE" -j listener add 10.0.0.9 max_sessions 4
 expect 0 "" "" "$FAKE" listener del 10.200.0.1 port 7470
 log_is "open
 listener_list
@@ -545,9 +555,11 @@ listener_list
 open
 listener_list
 open
-listener_add 10.200.0.1 0
+listener_add 10.200.0.1 0 0
 open
-listener_add fe80::2 9000
+listener_add fe80::2 9000 0
+open
+listener_add 10.0.0.9 0 4
 open
 listener_del 10.200.0.1 7470" "listener calls"
 

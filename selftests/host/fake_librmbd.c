@@ -79,8 +79,8 @@ static const struct rmbd_export_info fake_exports[] = {
 };
 
 static const struct rmbd_listener_info fake_listeners[] = {
-	{ "10.200.0.1", 7470 },
-	{ "fd00::1", 7471 },
+	{ "10.200.0.1", 7470, 128, 3 },
+	{ "fd00::1", 7471, 16, 0 },
 };
 
 static const struct rmbd_dev_info fake_devs[] = {
@@ -246,12 +246,15 @@ int rmbd_export_list(struct rmbd_ctx *ctx,
 }
 
 int rmbd_listener_add(struct rmbd_ctx *ctx, const char *addr, uint16_t port,
-		      struct rmbd_listener_info *out)
+		      uint32_t max_sessions, struct rmbd_listener_info *out)
 {
-	fake_log("listener_add %s %u", addr, port);
+	fake_log("listener_add %s %u %u", addr, port, max_sessions);
 	if (out) {
+		memset(out, 0, sizeof(*out));
 		snprintf(out->addr, sizeof(out->addr), "%s", addr);
 		out->port = port ? port : RMBD_DEFAULT_PORT;
+		out->max_sessions = max_sessions ? max_sessions :
+				    RMBD_LISTENER_SESSIONS;
 	}
 	(void)ctx;
 	return 0;

@@ -658,7 +658,7 @@ enum ptype { P_UNSPEC, P_U8, P_U16, P_U32, P_U64, P_STR, P_FLAG, P_REJECT,
 /* What the generator puts in an attribute. */
 enum vclass {
 	V_RAW, V_NAME, V_SIZE, V_SLAB, V_ADDR, V_PORT, V_INDEX, V_IOQ,
-	V_POLLQ, V_DEPTH, V_DELAY, V_LOSS, V_FLAG, V_HOST,
+	V_POLLQ, V_DEPTH, V_DELAY, V_LOSS, V_FLAG, V_HOST, V_SESSIONS,
 };
 
 #define CK_MIN	1
@@ -720,6 +720,9 @@ static const struct apol target_pol[RMBD_TARGET_ATTR_MAX + 1] = {
 	[RMBD_TARGET_ATTR_SESSION_UP]	= POL_REJECT,
 	[RMBD_TARGET_ATTR_SESSION_AUTH]	= POL_REJECT,
 	[RMBD_TARGET_ATTR_SESSION_READ_ONLY] = POL_REJECT,
+	[RMBD_TARGET_ATTR_LISTENER_MAX_SESSIONS] =
+		POL_RANGE(P_U32, 1, RMBD_MAX_SESSIONS, V_SESSIONS),
+	[RMBD_TARGET_ATTR_LISTENER_SESSIONS] = POL_REJECT,
 };
 
 /* Mirrors rmbd_c_policy in kmod/client/netlink.c. */
@@ -785,7 +788,8 @@ static const struct op target_ops[] = {
 	  { RMBD_TARGET_ATTR_EXPORT_NAME } },
 	{ RMBD_TARGET_CMD_LISTENER_ADD, true, false, true, E_CREATE,
 	  { RMBD_TARGET_ATTR_LISTENER_ADDR },
-	  { RMBD_TARGET_ATTR_LISTENER_PORT } },
+	  { RMBD_TARGET_ATTR_LISTENER_PORT,
+	    RMBD_TARGET_ATTR_LISTENER_MAX_SESSIONS } },
 	{ RMBD_TARGET_CMD_LISTENER_DEL, true, false, false, E_DELETE,
 	  { RMBD_TARGET_ATTR_LISTENER_ADDR },
 	  { RMBD_TARGET_ATTR_LISTENER_PORT } },
@@ -2057,6 +2061,10 @@ static uint64_t gen_int(enum vclass v)
 	};
 	static const uint64_t delay[] = { 0, 1, 2, 3600, 3601, UINT32_MAX };
 	static const uint64_t loss[] = { 0, 1, 60, 86400, 86401, UINT32_MAX };
+	static const uint64_t sessions[] = {
+		0, 1, 2, RMBD_LISTENER_SESSIONS, RMBD_MAX_SESSIONS,
+		RMBD_MAX_SESSIONS + 1, UINT32_MAX,
+	};
 	unsigned int r = below(100);
 
 	switch (v) {
@@ -2083,6 +2091,8 @@ static uint64_t gen_int(enum vclass v)
 		return r < 90 ? PICK(delay) : (uint32_t)rnd();
 	case V_LOSS:
 		return r < 90 ? PICK(loss) : (uint32_t)rnd();
+	case V_SESSIONS:
+		return r < 90 ? PICK(sessions) : (uint32_t)rnd();
 	default:
 		return rnd();
 	}

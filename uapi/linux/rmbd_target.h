@@ -34,6 +34,15 @@
 /* Sessions up on one export at once (then OPEN or AUTH gets EUSERS). */
 #define RMBD_MAX_EXPORT_SESSIONS	64
 
+/*
+ * Sessions one listener holds at once, opened or not, by default and at
+ * most: by default no listener can take all of the target's sessions
+ * (module parameter max_sessions, 256 by default), so that peers on one
+ * network cannot lock out the clients of another.
+ */
+#define RMBD_LISTENER_SESSIONS		128
+#define RMBD_MAX_SESSIONS		65536
+
 /* Default and bounds of the slab size, in bytes. */
 #define RMBD_DEFAULT_SLAB_SIZE		(64ULL << 20)
 #define RMBD_MIN_SLAB_SIZE		(2ULL << 20)
@@ -146,6 +155,11 @@ enum rmbd_session_event {
  *	it has its secret
  * @RMBD_TARGET_ATTR_SESSION_READ_ONLY: flag, output: the session is
  *	read-only
+ * @RMBD_TARGET_ATTR_LISTENER_MAX_SESSIONS: u32, LISTENER_ADD: sessions
+ *	the listener holds at once, opened or not (1..RMBD_MAX_SESSIONS,
+ *	default RMBD_LISTENER_SESSIONS); output: so
+ * @RMBD_TARGET_ATTR_LISTENER_SESSIONS: u32, output: the sessions it
+ *	holds
  */
 enum rmbd_target_attr {
 	RMBD_TARGET_ATTR_UNSPEC,
@@ -175,6 +189,8 @@ enum rmbd_target_attr {
 	RMBD_TARGET_ATTR_SESSION_UP,
 	RMBD_TARGET_ATTR_SESSION_AUTH,
 	RMBD_TARGET_ATTR_SESSION_READ_ONLY,
+	RMBD_TARGET_ATTR_LISTENER_MAX_SESSIONS,
+	RMBD_TARGET_ATTR_LISTENER_SESSIONS,
 
 	__RMBD_TARGET_ATTR_MAX,
 	RMBD_TARGET_ATTR_MAX = __RMBD_TARGET_ATTR_MAX - 1

@@ -7,7 +7,9 @@
 #    soft-RoCE a DMA address is one): each session gets a random base,
 #    and slab i lies i slab sizes above it, as protocol.rst says.
 #  - Sessions beyond max_sessions are refused (RMBD_REJ_LIMIT; the kernel
-#    client says why), and the target serves again once they are gone.
+#    client says why), and the target serves again once they are gone;
+#    so are those beyond a listener's own max_sessions, while another
+#    listener still serves, and a listener's sessions outlive it.
 #  - A session that opens no export is released after 10 s, long before
 #    the session timeout (30 s).
 #  - Malformed connect requests are rejected with their reason; admin
@@ -98,6 +100,44 @@ echo "$max0" > "$param"
 dev=$(dev_connect hostile)
 dev_disconnect "$dev"
 log "max_sessions 3: a fourth peer got reason 8 and the kernel client \"$RMBD_ERR\"; after the peers left a device connected"
+
+# ---- per-listener limit ------------------------------------------------
+
+# A second listener that holds 2 sessions: a third peer on it is refused
+# while a device still connects through the first one; deleting the
+# listener under its sessions leaves them be, and they end cleanly (the
+# debug kernel's KASAN sees a use of the freed listener).
+lport=7471
+lsessions() {	# the sessions listener $lport holds
+	rmbd_cli -j listener | jq --argjson p "$lport" '.[] | select(.port == $p) | .sessions'
+}
+rmbd_ok listener add "$RMBD_ADDR" port "$lport" max_sessions 2 > /dev/null
+[[ $(rmbd_cli -j listener | jq --argjson p "$lport" '.[] | select(.port == $p) | .max_sessions') == 2 ]] ||
+	fail "listener port $lport: not max_sessions 2: $(rmbd_cli -j listener)"
+pids=()
+for n in 1 2; do
+	"$peer" --addr "$RMBD_ADDR" --port "$lport" --export hostile --seconds 15 \
+		--do connect,open,keepalive > "$out/lhold.$n" 2>&1 &
+	pids+=("$!")
+done
+wait_sessions hostile 2 30 "2 peers on port $lport ($(cat "$out"/lhold.* | tr '\n' ' '))"
+[[ $(lsessions) == 2 ]] || fail "listener port $lport holds $(lsessions) sessions, not 2"
+rc=0
+"$peer" --addr "$RMBD_ADDR" --port "$lport" --export hostile --do connect,open > "$out/lthird" 2>&1 || rc=$?
+(( rc == 1 )) && grep -q 'rejected, reason 8' "$out/lthird" ||
+	fail "a third session on a listener of max_sessions 2: exit $rc, $(tr '\n' ' ' < "$out/lthird")"
+dmesg | grep -q "rmbd_target: refused a session from .*: listener .*:$lport holds 2 sessions, its max_sessions" ||
+	fail "no kernel log line for the session the listener refused"
+dev=$(dev_connect hostile shared)
+rmbd_ok listener del "$RMBD_ADDR" port "$lport"
+wait_sessions hostile 3 5 "the device and 2 peers after their listener went"
+for p in "${pids[@]}"; do
+	wait "$p" || fail "a peer of the deleted listener failed: $(cat "$out"/lhold.* | tr '\n' ' ')"
+done
+wait_sessions hostile 1 10 "sessions left after the peers of the deleted listener ended"
+dev_disconnect "$dev"
+wait_sessions hostile 0 10 "sessions left after the device"
+log "listener max_sessions 2: a third peer got reason 8, a device connected through the other listener; its 2 sessions outlived the listener's deletion and ended cleanly"
 
 # ---- open deadline -----------------------------------------------------
 
