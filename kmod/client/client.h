@@ -135,6 +135,8 @@ struct rmbd_c_dev {
 
 	u64			session_id;
 	u64			export_id;
+	/* From the OPEN reply: what the I/O queues bring to join. */
+	u8			join_key[RMBD_JOIN_KEY_LEN];
 	u64			size;
 	u64			slab_size;
 	unsigned int		slab_shift;

@@ -319,6 +319,8 @@ static int rmbd_c_queue_connect(struct rmbd_c_dev *dev, unsigned int idx,
 	req.qid = cpu_to_le16(idx ? idx - 1 : 0);
 	req.queue_depth = cpu_to_le16(q->depth);
 	req.session_id = cpu_to_le64(idx ? dev->session_id : 0);
+	if (idx)
+		memcpy(req.join_key, dev->join_key, sizeof(req.join_key));
 	param.private_data = &req;
 	param.private_data_len = sizeof(req);
 	param.qp_num = cm_id->qp->qp_num;
@@ -650,6 +652,7 @@ static int rmbd_c_open(struct rmbd_c_dev *dev, const char **why)
 	timeout_ms = le32_to_cpu(rsp->session_timeout_ms);
 	flags = le32_to_cpu(rsp->flags);
 	memcpy(nt, rsp->challenge, sizeof(nt));
+	memcpy(dev->join_key, rsp->join_key, sizeof(dev->join_key));
 
 	if (!(flags & RMBD_OPEN_AUTH) && dev->auth_tfm) {
 		*why = "the target asks for no secret, so it cannot prove it has it";

@@ -12,12 +12,14 @@
 #include "proto.h"
 
 /* The wire layout is fixed: any change here is a protocol change. */
-static_assert(sizeof(struct rmbd_cm_req) == 24);
+static_assert(sizeof(struct rmbd_cm_req) == 40);
+/* IB and RoCE carry 56 bytes of private data in a connect request. */
+static_assert(sizeof(struct rmbd_cm_req) <= 56);
 static_assert(sizeof(struct rmbd_cm_rep) == 16);
 static_assert(sizeof(struct rmbd_cm_rej) == 8);
 static_assert(sizeof(struct rmbd_msg_hdr) == 8);
 static_assert(sizeof(struct rmbd_open_req) == 240);
-static_assert(sizeof(struct rmbd_open_rsp) == 208);
+static_assert(sizeof(struct rmbd_open_rsp) == 224);
 static_assert(sizeof(struct rmbd_map_req) == 16);
 static_assert(sizeof(struct rmbd_map_rsp) == 32);
 static_assert(sizeof(struct rmbd_auth_msg) == 168);

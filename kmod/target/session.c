@@ -375,6 +375,8 @@ static int rmbd_t_handle_open(struct rmbd_t_session *sess,
 	rsp->nr_slabs = cpu_to_le32(exp->nr_slabs);
 	rsp->session_timeout_ms = cpu_to_le32(jiffies_to_msecs(sess->timeout));
 	rsp->export_id = cpu_to_le64(exp->id);
+	get_random_bytes(sess->join_key, sizeof(sess->join_key));
+	memcpy(rsp->join_key, sess->join_key, sizeof(rsp->join_key));
 	/* Nothing holds it against us: checked above, under the same mutex. */
 	if (!sess->auth_pending)
 		rmbd_t_take_over(sess);
@@ -906,6 +908,13 @@ found:
 	if (test_bit(RMBD_T_SESS_RELEASING, &sess->flags) ||
 	    !READ_ONCE(sess->up))
 		goto out_unlock;
+	/* As if there were no such session: the id is no secret. */
+	if (crypto_memneq(req->join_key, sess->join_key,
+			  sizeof(sess->join_key))) {
+		pr_info_ratelimited("session %llx: refused an I/O queue from %pISp with a wrong join key\n",
+				    sess->id, &cm_id->route.addr.dst_addr);
+		goto out_unlock;
+	}
 	ret = -RMBD_REJ_DEVICE;
 	if (cm_id->device != sess->ibdev)
 		goto out_unlock;

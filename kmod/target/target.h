@@ -145,6 +145,8 @@ struct rmbd_t_session {
 	u8			secret[RMBD_SECRET_MAX];
 	u8			nt[RMBD_CHALLENGE_LEN];
 	u8			nc[RMBD_CHALLENGE_LEN];
+	/* What its I/O queues must bring to join it (OPEN reply). */
+	u8			join_key[RMBD_JOIN_KEY_LEN];
 
 	struct rmbd_t_queue	admin;
 	struct rmbd_t_queue	**ioq;		/* [RMBD_MAX_IO_QUEUES_WIRE] */

@@ -156,6 +156,13 @@ struct peer {
 	const char *opened_name;	/* the export OPEN opened */
 	uint8_t nc[RMBD_CHALLENGE_LEN];	/* our challenge */
 	uint8_t nt[RMBD_CHALLENGE_LEN];	/* the target's */
+	uint8_t join_key[RMBD_JOIN_KEY_LEN];	/* from the OPEN reply */
+	/* Step "pair": replies counted, not matched to one request. */
+	bool counting;
+	unsigned int counted, sends_done;
+	uint32_t counted_tag;
+	uint16_t counted_op, counted_status;
+	struct rdma_cm_id *ioq_id;	/* the I/O queue "ioq" joined */
 
 	uint64_t last_sent_ns;		/* CLOCK_MONOTONIC */
 	uint64_t last_sent_us;		/* CLOCK_REALTIME */
@@ -269,12 +276,26 @@ static void handle_wc(struct peer *p, const struct ibv_wc *wc)
 	}
 	if (wc->wr_id == PEER_WR_SEND) {
 		p->send_done = true;
+		p->sends_done++;
 		return;
 	}
 	if (wc->wr_id == PEER_WR_RDMA)
 		return;
 	if (i < 0 || i >= PEER_RECVS) {
 		p->proto_error = "completion of an unknown work request";
+		return;
+	}
+	if (p->counting && wc->byte_len >= sizeof(struct rmbd_msg_hdr)) {
+		const struct rmbd_msg_hdr *h =
+			(const struct rmbd_msg_hdr *)recv_buf(p, i);
+
+		if (p->counted++ && le32toh(h->tag) != p->counted_tag)
+			p->proto_error = "the replies carry different tags";
+		p->counted_tag = le32toh(h->tag);
+		p->counted_op = le16toh(h->opcode);
+		p->counted_status = le16toh(h->status);
+		if (post_recv(p, i))
+			note_end(p, "QP error: cannot post a receive");
 		return;
 	}
 	if (!p->awaiting)
@@ -479,6 +500,27 @@ static int setup_queue(struct peer *p)
 	return 0;
 }
 
+/* Resolve @dst's address and a route to it for @id; @what prefixes errors. */
+static int resolve(struct peer *p, struct rdma_cm_id *id, struct sockaddr *dst,
+		   const char *what)
+{
+	char step[64];
+
+	if (rdma_resolve_addr(id, NULL, dst, PEER_RESOLVE_MS))
+		return fail("%scannot resolve the target address: %s", what,
+			    strerror(errno));
+	snprintf(step, sizeof(step), "%saddress resolution", what);
+	if (wait_cm(p, RDMA_CM_EVENT_ADDR_RESOLVED, PEER_CM_TIMEOUT_MS, step))
+		return PEER_FAIL;
+	if (rdma_resolve_route(id, PEER_RESOLVE_MS))
+		return fail("%scannot resolve a route: %s", what,
+			    strerror(errno));
+	snprintf(step, sizeof(step), "%sroute resolution", what);
+	if (wait_cm(p, RDMA_CM_EVENT_ROUTE_RESOLVED, PEER_CM_TIMEOUT_MS, step))
+		return PEER_FAIL;
+	return 0;
+}
+
 /*
  * How "connect:HOW" spoils the connect request's private data: none at
  * all, too short, a wrong magic, version or queue type, a zero depth, an
@@ -537,19 +579,10 @@ static int act_connect(struct peer *p, const char *arg)
 		freeaddrinfo(ai);
 		return fail("rdma_create_id failed: %s", strerror(errno));
 	}
-	ret = rdma_resolve_addr(p->id, NULL, ai->ai_addr, PEER_RESOLVE_MS);
+	ret = resolve(p, p->id, ai->ai_addr, "");
 	freeaddrinfo(ai);
 	if (ret)
-		return fail("cannot resolve the target address: %s",
-			    strerror(errno));
-	if (wait_cm(p, RDMA_CM_EVENT_ADDR_RESOLVED, PEER_CM_TIMEOUT_MS,
-		    "address resolution"))
-		return PEER_FAIL;
-	if (rdma_resolve_route(p->id, PEER_RESOLVE_MS))
-		return fail("cannot resolve a route: %s", strerror(errno));
-	if (wait_cm(p, RDMA_CM_EVENT_ROUTE_RESOLVED, PEER_CM_TIMEOUT_MS,
-		    "route resolution"))
-		return PEER_FAIL;
+		return ret;
 	if (setup_queue(p))
 		return PEER_FAIL;
 	if (ibv_query_device(p->id->verbs, &dattr))
@@ -599,6 +632,73 @@ static int act_connect(struct peer *p, const char *arg)
 	p->connected = true;
 	p->established = true;
 	say("session %" PRIx64, p->session_id);
+	return 0;
+}
+
+/*
+ * Step "ioq[:KEY]": join I/O queue 0 to the session, as rmbd-client does,
+ * with the join key of the OPEN reply ("right", the default), another
+ * one ("wrong") or none ("none").  Prints "ioq 0 joined"; a refusal
+ * fails the step with its reason.
+ */
+static int act_ioq(struct peer *p, const char *arg)
+{
+	struct ibv_qp_init_attr attr = { };
+	struct rdma_conn_param param = { };
+	uint8_t data[56] = { 0 };
+	struct rmbd_cm_req req = { };
+	struct rdma_cm_id *id;
+
+	if (!p->id || !p->pd)
+		return fail("ioq: connect first");
+	if (p->ioq_id)
+		return fail("ioq: joined already");
+	if (rdma_create_id(p->ch, &id, p, RDMA_PS_TCP))
+		return fail("rdma_create_id failed: %s", strerror(errno));
+	p->ioq_id = id;
+	if (resolve(p, id, rdma_get_peer_addr(p->id), "ioq: "))
+		return PEER_FAIL;
+	if (id->verbs != p->id->verbs)
+		return fail("ioq: resolved to another RDMA device");
+	/* Nothing is posted on it: the admin queue's CQ will do. */
+	attr.send_cq = p->cq;
+	attr.recv_cq = p->cq;
+	attr.cap.max_send_wr = 1;
+	attr.cap.max_recv_wr = 1;
+	attr.cap.max_send_sge = 1;
+	attr.cap.max_recv_sge = 1;
+	attr.qp_type = IBV_QPT_RC;
+	if (rdma_create_qp(id, p->pd, &attr))
+		return fail("ioq: cannot create a queue pair: %s",
+			    strerror(errno));
+
+	req.magic = htole32(RMBD_PROTO_MAGIC);
+	req.version = htole16(RMBD_PROTO_VERSION);
+	req.qtype = htole16(RMBD_QUEUE_IO);
+	req.qid = 0;
+	req.queue_depth = htole16(16);
+	req.session_id = htole64(p->session_id);
+	if (!arg || !strcmp(arg, "right")) {
+		memcpy(req.join_key, p->join_key, sizeof(req.join_key));
+	} else if (!strcmp(arg, "wrong")) {
+		memcpy(req.join_key, p->join_key, sizeof(req.join_key));
+		req.join_key[RMBD_JOIN_KEY_LEN - 1] ^= 1;
+	} else if (strcmp(arg, "none")) {
+		return fail("ioq: unknown key '%s'", arg);
+	}
+	memcpy(data, &req, sizeof(req));
+	param.private_data = data;
+	param.private_data_len = sizeof(req);
+	param.flow_control = 1;
+	param.retry_count = PEER_RETRY_COUNT;
+	param.rnr_retry_count = 7;
+	param.initiator_depth = 1;
+	if (rdma_connect(id, &param))
+		return fail("ioq: cannot send the connect request: %s",
+			    strerror(errno));
+	if (wait_cm(p, RDMA_CM_EVENT_ESTABLISHED, PEER_CM_TIMEOUT_MS, "ioq"))
+		return PEER_FAIL;
+	say("ioq 0 joined");
 	return 0;
 }
 
@@ -668,11 +768,15 @@ static int xfer(struct peer *p, uint16_t op, size_t len, void *rsp,
 		if (p->ended) {
 			/*
 			 * A target that refuses and then ends the session
-			 * sent its reply first: it may wait in the CQ.
+			 * sent its reply first: it may wait in the CQ.  The
+			 * reply shows the request arrived, even when the end
+			 * flushed our send before its ACK was processed
+			 * (rxe's completer drops the ACK of a QP that went
+			 * to the error state meanwhile).
 			 */
 			if (drain_cq(p))
 				return XFER_FAIL;
-			if (p->send_done && p->reply >= 0)
+			if (p->reply >= 0)
 				break;
 			return XFER_ENDED;
 		}
@@ -784,6 +888,7 @@ static int act_open(struct peer *p, const char *arg)
 	memcpy(p->nc, nc, sizeof(nc));
 	p->auth = le32toh(rsp->flags) & RMBD_OPEN_AUTH;
 	memcpy(p->nt, rsp->challenge, sizeof(p->nt));
+	memcpy(p->join_key, rsp->join_key, sizeof(p->join_key));
 	say("opened size %" PRIu64 " slab_size %" PRIu64 " nr_slabs %u session_timeout_ms %u export_id %016" PRIx64 " auth %d read_only %d",
 	    p->size, p->slab_size, p->nr_slabs, p->timeout_ms, p->export_id,
 	    p->auth, !!(le32toh(rsp->flags) & RMBD_OPEN_RDONLY));
@@ -883,6 +988,75 @@ static int act_ping(struct peer *p, const char *arg)
 			return xfer_failed(p, ret, "KEEPALIVE");
 	}
 	say("keepalives %u", p->keepalives);
+	return 0;
+}
+
+/*
+ * Step "pair": two KEEPALIVEs in flight at once that carry one tag (a
+ * replayed tag, requests interleaved): the target answers each.  Prints
+ * "pair: N replies, tag T, status S" once both came, or that the
+ * session ended.
+ */
+static int act_pair(struct peer *p, const char *arg)
+{
+	struct rmbd_msg_hdr *hdr = (struct rmbd_msg_hdr *)send_buf(p);
+	struct ibv_sge sge = {
+		.addr	= (uintptr_t)send_buf(p),
+		.length	= sizeof(*hdr),
+		.lkey	= p->mr->lkey,
+	};
+	struct ibv_send_wr wr[2] = { }, *bad;
+	uint64_t deadline;
+	int i, ms;
+
+	(void)arg;
+	if (!p->connected)
+		return fail("pair: not connected");
+	memset(hdr, 0, RMBD_MSG_SIZE);
+	hdr->opcode = htole16(RMBD_OP_KEEPALIVE);
+	hdr->tag = htole32(++p->tag);
+	for (i = 0; i < 2; i++) {
+		wr[i].wr_id = PEER_WR_SEND;
+		wr[i].sg_list = &sge;
+		wr[i].num_sge = 1;
+		wr[i].opcode = IBV_WR_SEND;
+		wr[i].send_flags = IBV_SEND_SIGNALED;
+		wr[i].next = i ? NULL : &wr[1];
+	}
+	p->counting = true;
+	p->counted = 0;
+	p->sends_done = 0;
+	p->last_sent_ns = mono_ns();
+	p->last_sent_us = now_ns(CLOCK_REALTIME) / 1000;
+	if (ibv_post_send(p->id->qp, wr, &bad))
+		return fail("pair: cannot post the sends");
+	deadline = p->last_sent_ns + PEER_ADMIN_TIMEOUT_MS * 1000000ULL;
+	while (p->counted < 2 || p->sends_done < 2) {
+		if (p->proto_error)
+			return fail("pair: %s", p->proto_error);
+		if (p->ended) {
+			if (drain_cq(p))
+				return PEER_FAIL;
+			if (p->counted >= 2)
+				break;
+			say("pair: ended after %u replies", p->counted);
+			return 0;
+		}
+		ms = ms_left(deadline);
+		if (!ms)
+			return fail("pair: %u replies within %d ms", p->counted,
+				    PEER_ADMIN_TIMEOUT_MS);
+		if (pump(p, ms))
+			return PEER_FAIL;
+	}
+	p->counting = false;
+	if (p->counted_op != (RMBD_OP_KEEPALIVE | RMBD_OP_REPLY) ||
+	    p->counted_tag != p->tag)
+		return fail("pair: replies with opcode %#x tag %u, expected %#x tag %u",
+			    p->counted_op, p->counted_tag,
+			    RMBD_OP_KEEPALIVE | RMBD_OP_REPLY, p->tag);
+	say("pair: %u replies, tag %u, status %u", p->counted, p->counted_tag,
+	    p->counted_status);
 	return 0;
 }
 
@@ -1263,9 +1437,11 @@ struct peer_action {
 
 static const struct peer_action peer_actions[] = {
 	{ "connect", act_connect, "connect the admin queue; :none, :short, :magic, :version, :qtype, :depth, :ioq or :long spoil its private data" },
+	{ "ioq", act_ioq, "join I/O queue 0 to the session with the OPEN reply's join key; :wrong, :none spoil it" },
 	{ "open", act_open, "OPEN the export, or the export NAME given" },
 	{ "map", act_map, "MAP every slab, or the slab given" },
 	{ "ping", act_ping, "one KEEPALIVE, or :N in a row" },
+	{ "pair", act_pair, "two KEEPALIVEs in flight at once with one tag" },
 	{ "silent", act_silent, "send nothing for --seconds; expect the target to end the session" },
 	{ "keepalive", act_keepalive, "keepalives for --seconds; expect the session to stay" },
 	{ "close", act_close, "CLOSE; expect the target to end the session" },

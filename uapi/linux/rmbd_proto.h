@@ -25,6 +25,9 @@
 #define RMBD_MAX_IO_QUEUES_WIRE		256
 #define RMBD_MAX_QUEUE_DEPTH_WIRE	1024
 
+/* Bytes of the key that lets an I/O queue join its session. */
+#define RMBD_JOIN_KEY_LEN		16
+
 enum rmbd_queue_type {
 	RMBD_QUEUE_ADMIN	= 0,
 	RMBD_QUEUE_IO		= 1,
@@ -40,6 +43,9 @@ enum rmbd_queue_type {
  * @reserved: zero
  * @session_id: for I/O queues, the id the admin queue's accept returned;
  *	zero for the admin queue
+ * @join_key: for I/O queues, the key of the session's OPEN reply; zero
+ *	for the admin queue.  The session id alone is no secret: the target
+ *	logs it and shows it to its administrator.
  */
 struct rmbd_cm_req {
 	__le32	magic;
@@ -49,6 +55,7 @@ struct rmbd_cm_req {
 	__le16	queue_depth;
 	__le32	reserved;
 	__le64	session_id;
+	__u8	join_key[RMBD_JOIN_KEY_LEN];
 };
 
 /**
@@ -200,6 +207,10 @@ struct rmbd_open_req {
  *	another host holds it), that host's identity, NUL padded; the other
  *	fields are zero then.  Zero otherwise.  A host with a secret is told
  *	in the reply to RMBD_OP_AUTH instead, once it proved itself.
+ * @join_key: in a successful reply, random, the session's own: each I/O
+ *	queue's connect request must carry it (struct rmbd_cm_req), so that
+ *	knowing a session's id is not enough to add a queue pair to it.
+ *	Zero in a refusal.
  */
 struct rmbd_open_rsp {
 	struct rmbd_msg_hdr	hdr;
@@ -212,6 +223,7 @@ struct rmbd_open_rsp {
 	__le32			reserved;
 	__u8			challenge[RMBD_CHALLENGE_LEN];
 	char			holder[RMBD_HOST_LEN];
+	__u8			join_key[RMBD_JOIN_KEY_LEN];
 };
 
 /**
