@@ -21,8 +21,10 @@
 #
 # Environment:
 #   RMBD_KVER         kernel release to boot (as run-vm.sh)
-#   RMBD_DEBUG_KERNEL=1  boot the debug kernel (selftests/debug-kernel)
-#                     instead, with more memory and time
+#   RMBD_DEBUG_KERNEL=1  boot the client on the debug kernel
+#                     (selftests/debug-kernel) instead, with more memory
+#                     and time
+#   RMBD_TWOVM_TARGET_DEBUG=1  with it, the targets too
 #   RMBD_VM_KVM=1     use KVM instead of TCG
 #   RMBD_TWOVM_MEM    memory of each VM (default 512M; 768M on the debug
 #                     kernel)
@@ -55,15 +57,21 @@ case "${1:-}" in
 esac
 
 kver=$(vm_kernel_release two-vm) || exit 1
-kernel=/boot/vmlinuz-$kver
+deb_kver=$kver
 
 cache=${RMBD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rmbd}
 mkdir -p "$cache"
 
 # The debug kernel is 3 to 10 times slower and boots in about 2 minutes.
+# The targets boot the Debian kernel even then, unless
+# RMBD_TWOVM_TARGET_DEBUG=1: the client is what sees its target vanish,
+# and the single-VM debug lane runs the target's code under the debug
+# kernel already; a debug target2 costs its two minutes of boot.
 debug=${RMBD_DEBUG_KERNEL:-0}
+target_debug=${RMBD_TWOVM_TARGET_DEBUG:-0}
 scale=1
 mem=${RMBD_TWOVM_MEM:-512M}
+deb_mem=${RMBD_TWOVM_MEM:-512M}
 detect=${RMBD_TWOVM_DETECT:-8}
 results=${RMBD_RESULTS:-$repo/selftests/results/two-vm}
 if [[ $debug == 1 ]]; then
@@ -98,8 +106,8 @@ if ! flock -n 9; then
 fi
 
 initrd=
-if [[ $debug != 1 ]]; then
-	initrd=$(vm_initramfs "$cache" "$kver" "$vm_dir")
+if [[ $debug != 1 || $target_debug != 1 ]]; then
+	initrd=$(vm_initramfs "$cache" "$deb_kver" "$vm_dir")
 fi
 
 # Only ever empty a directory this script made.
@@ -135,7 +143,11 @@ declare -A qpid=()	# VM name -> pid of its `timeout qemu`
 # Boot VM NAME, running SCRIPT as guest.sh's only test, in the background.
 boot_vm() {	# NAME SCRIPT TIMEOUT IP MAC PORT PEER-PORT
 	local name=$1 script=$2 tmo=$3 ip=$4 mac=$5 port=$6 peer=$7
-	local out=$results/$name
+	local out=$results/$name vdebug=$debug vmem=$mem
+	if [[ $name == target* && $target_debug != 1 ]]; then
+		vdebug=0
+		vmem=$deb_mem
+	fi
 	mkdir -p "$out"
 	{
 		printf 'REPO=%q\n' "$repo"
@@ -152,16 +164,16 @@ boot_vm() {	# NAME SCRIPT TIMEOUT IP MAC PORT PEER-PORT
 			"$mtu" "$loss" "$detect"
 		printf 'export RMBD_TWOVM_EXPORT=%q RMBD_TWOVM_SIZE=%q\n' \
 			"$export_name" "$export_size"
-		if [[ $debug == 1 ]]; then
+		if [[ $vdebug == 1 ]]; then
 			vm_debug_job
 		fi
 	} > "$out/job"
 
 	local qemu=(
-		qemu-system-x86_64 "${accel[@]}" -m "$mem" -smp 1
+		qemu-system-x86_64 "${accel[@]}" -m "$vmem" -smp 1
 		-nographic -no-reboot -monitor none
 		-serial "file:$out/console.log" -pidfile "$out/qemu.pid"
-		-kernel "$kernel" -initrd "$initrd"
+		-kernel "/boot/vmlinuz-$deb_kver" -initrd "$initrd"
 		-append "console=ttyS0 panic=-1 mitigations=off rmbd.guest=$vm_dir/guest.sh"
 		-fsdev "local,id=root,path=/,security_model=none,readonly=on,multidevs=remap"
 		-device virtio-9p-pci,fsdev=root,mount_tag=rootfs
@@ -172,12 +184,12 @@ boot_vm() {	# NAME SCRIPT TIMEOUT IP MAC PORT PEER-PORT
 		-netdev "socket,id=n0,udp=127.0.0.1:$peer,localaddr=127.0.0.1:$port"
 		-device "virtio-net-pci,netdev=n0,mac=$mac"
 	)
-	if [[ $debug == 1 ]]; then
+	if [[ $vdebug == 1 ]]; then
 		vm_debug_qemu qemu "$repo"
 	fi
 	timeout -k 5 $(( boot_budget + tmo + 60 )) "${qemu[@]}" < /dev/null > "$out/qemu.log" 2>&1 &
 	qpid[$name]=$!
-	echo "# $name: booting (udp $port <-> $peer, $mem, 1 vCPU)"
+	echo "# $name: booting (udp $port <-> $peer, $vmem, 1 vCPU, kernel $( ((vdebug)) && echo "$kver" || echo "$deb_kver"))"
 }
 
 vm_running() { [[ -n ${qpid[$1]:-} ]] && kill -0 "${qpid[$1]}" 2> /dev/null; }

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The link under a device goes down for 2 s (longer until the device
-# noticed) and up again, 12 times (5 on the debug kernel), while fio
+# noticed) and up again, 12 times (3 on the debug kernel), while fio
 # writes and verifies: the device notices each loss and reconnects every
 # time, fio sees no error and no verify mismatch, data written
 # before the flaps is intact, and rmbd monitor reports link-down,
@@ -14,7 +14,7 @@ source "$(dirname "$0")/lib.sh"
 require_rmbd
 command -v fio > /dev/null || skip "fio not installed"
 
-flaps=${RMBD_FLAPS:-$(rounds 12 5)}
+flaps=${RMBD_FLAPS:-$(rounds 12 3)}
 fio_size=$(rounds 96M 24M)
 out=/run/rmbd-flap
 mkdir -p "$out"

@@ -328,7 +328,7 @@ log "dev connect: $tried fault points failed, $refused refusals, $(( SECONDS - t
 # work).  times=1: one failure per connect, the first slab allocation
 # after SPACE bytes.
 tried=0 refused=0 t0=$SECONDS
-for space in 0 128 512 2048 4096 8192 16384 32768 65536 131072 262144; do
+for space in 0 128 512 2048 8192 32768 131072 262144; do
 	set_knob failslab/space "$space"
 	set_knob failslab/times 1
 	set_knob failslab/interval 1
