@@ -115,11 +115,11 @@ log "max_sessions 3: a fourth peer got reason 8 and the kernel client \"$RMBD_ER
 # listener under its sessions leaves them be, and they end cleanly (the
 # debug kernel's KASAN sees a use of the freed listener).
 lport=7471
-lsessions() {	# the sessions listener $lport holds
-	rmbd_cli -j listener | jq --argjson p "$lport" '.[] | select(.port == $p) | .sessions'
+lfield() {	# FIELD: of listener $lport
+	rmbd_cli -j listener | jq --argjson p "$lport" ".[] | select(.port == \$p) | .$1"
 }
 rmbd_ok listener add "$RMBD_ADDR" port "$lport" max_sessions 2 > /dev/null
-[[ $(rmbd_cli -j listener | jq --argjson p "$lport" '.[] | select(.port == $p) | .max_sessions') == 2 ]] ||
+[[ $(lfield max_sessions) == 2 ]] ||
 	fail "listener port $lport: not max_sessions 2: $(rmbd_cli -j listener)"
 # Long enough for what follows while they hold on.
 hold=$(rounds 8 15)
@@ -130,7 +130,7 @@ for n in 1 2; do
 	pids+=("$!")
 done
 wait_sessions hostile 2 30 "2 peers on port $lport ($(cat "$out"/lhold.* | tr '\n' ' '))"
-[[ $(lsessions) == 2 ]] || fail "listener port $lport holds $(lsessions) sessions, not 2"
+[[ $(lfield sessions) == 2 ]] || fail "listener port $lport holds $(lfield sessions) sessions, not 2"
 rc=0
 "$peer" --addr "$RMBD_ADDR" --port "$lport" --export hostile --do connect,open > "$out/lthird" 2>&1 || rc=$?
 limits=$(( limits + 1 ))
@@ -161,7 +161,7 @@ unopened=$!
 # ---- malformed connects and admin messages ------------------------------
 
 # Each connect request refused with its reason (IB and RoCE pad private
-# data with zeros to 56 bytes: 6 bytes arrive as a zero version), and a
+# data with zeros to 56 bytes: 6 bytes arrive as queue type 0), and a
 # valid one with bytes after it accepted; admin messages of the wrong
 # length, an unknown opcode or a reply's opcode refused or the session
 # ended; a keepalive flood answered.  A device connected throughout
@@ -238,11 +238,7 @@ bad=$(( bad + 1 ))
 dd if=/dev/zero of="/dev/$dev" bs=1M count=1 oflag=direct status=none || fail "$dev failed after the bad messages"
 [[ $(dev_field "$dev" state) == live ]] || fail "$dev is $(dev_field "$dev" state)"
 dev_disconnect "$dev"
-for (( i = 0; i < 100; i++ )); do
-	[[ $(export_field hostile sessions) == 0 ]] && break
-	sleep 0.1
-done
-[[ $(export_field hostile sessions) == 0 ]] || fail "sessions left after the bad messages"
+wait_sessions hostile 0 10 "sessions left after the bad messages"
 log "malformed connects and messages: $bad tried, each refused or the session ended; $flood keepalives answered; the device stayed live"
 
 rc=0
