@@ -19,6 +19,7 @@
 #include <linux/workqueue.h>
 #include <linux/scatterlist.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/mr_pool.h>
 #include <rdma/rdma_cm.h>
 #include <linux/rmbd_client.h>
 #include <linux/rmbd_target.h>
@@ -33,6 +34,10 @@
  */
 #define RMBD_C_MAX_SEGS		128
 #define RMBD_C_MAX_REQ_WRS	8
+/* The least queue depth a device falls back to (rmbd_c_queue_connect()) */
+#define RMBD_C_MIN_DEPTH	16
+/* The largest request */
+#define RMBD_C_MAX_IO_BYTES	(1U << 20)
 
 enum {
 	RMBD_C_Q_ALLOCATED,	/* QP and CQ exist */
@@ -75,6 +80,8 @@ struct rmbd_c_queue {
 	spinlock_t		lock;
 	struct list_head	batch;
 	struct list_head	posted;
+	/* READ sinks, one per request, when dev->read_mr (iWARP) */
+	struct list_head	read_mrs;
 	int			cm_error;
 	const char		*cm_why;
 };
@@ -105,6 +112,9 @@ struct rmbd_c_req {
 	int			nents;
 	struct ib_sge		*sge;
 	struct ib_rdma_wr	*parts;
+	/* A READ's registered sink (dev->read_mr), from queue->read_mrs */
+	struct ib_mr		*mr;
+	struct ib_reg_wr	reg;
 	struct scatterlist	sgl[];
 };
 
@@ -146,7 +156,37 @@ struct rmbd_c_dev {
 	struct ib_device	*ibdev;
 	struct ib_pd		*pd;
 	unsigned int		max_segs;	/* of a request */
-	unsigned int		wr_sges;	/* SGEs of a work request */
+	unsigned int		wr_sges;	/* SGEs of an RDMA WRITE */
+	unsigned int		rd_sges;	/* SGEs of an RDMA READ */
+	/*
+	 * An RDMA READ lands in a memory region registered for it with
+	 * REMOTE_WRITE, not at the PD's local DMA lkey: iWARP requires it
+	 * (and the read_mr parameter asks for it everywhere, for tests).
+	 * Each request's READ then registers its pages (REG_MR), reads into
+	 * them, and invalidates the region as it completes: with READ with
+	 * invalidate on iWARP, a fenced LOCAL_INV elsewhere.
+	 */
+	bool			read_mr;
+	unsigned int		mr_pages;	/* pages of a READ sink */
+	/*
+	 * The provider does its work in the poster's context or its own
+	 * softirqs (rxe, siw) rather than in the NIC: see
+	 * rmbd_c_post_begin().
+	 */
+	bool			soft_post;
+	/*
+	 * iWARP: an RDMA WRITE completes once it is handed to the transport
+	 * (siw: to TCP), not once the target placed it, and before an RDMA
+	 * READ posted ahead of it has its response.  So every request's
+	 * last work request is signaled and its completion covers that
+	 * request alone, and a write ends with a zero-length RDMA READ of
+	 * @flush_sge that the target answers only once the WRITEs before it
+	 * are placed.  Elsewhere the send queue completes in order, a WRITE
+	 * when the target's RDMA device acknowledged it, and the last request
+	 * of a batch covers the batch.
+	 */
+	bool			signal_each;
+	struct ib_sge		flush_sge;
 	unsigned int		req_wrs;	/* work requests of a request */
 
 	/*
@@ -220,6 +260,7 @@ void rmbd_c_keepalive_start(struct rmbd_c_dev *dev);
 void rmbd_c_read_write_done(struct ib_cq *cq, struct ib_wc *wc);
 void rmbd_c_part_done(struct ib_cq *cq, struct ib_wc *wc);
 void rmbd_c_post_batch(struct rmbd_c_queue *q);
+void rmbd_c_req_unmap(struct rmbd_c_dev *dev, struct rmbd_c_req *req);
 int rmbd_c_poll_cq(struct rmbd_c_queue *q);
 
 /* main.c */

@@ -23,7 +23,6 @@ struct workqueue_struct *rmbd_c_wq;
 static DEFINE_IDA(rmbd_c_ida);
 static int rmbd_c_major;
 
-#define RMBD_C_MAX_IO_BYTES	(1U << 20)
 #define RMBD_C_IO_TIMEOUT	(30 * HZ)
 
 /* DMA-map the request's pages into req->sge; returns how many or 0. */
@@ -67,17 +66,34 @@ static void rmbd_c_init_wr(struct ib_rdma_wr *wr, enum ib_wr_opcode opcode,
  * most dev->wr_sges per work request, to consecutive remote addresses
  * from @off in @slab.  The last one is req->wr.
  */
+/*
+ * On iWARP (dev->signal_each) a write's last work request, @req->wr, is a
+ * zero-length RDMA READ after its WRITEs, the last of them @prev: its
+ * response comes once the target placed them.
+ */
+static void rmbd_c_init_flush(struct rmbd_c_dev *dev, struct rmbd_c_req *req,
+			      struct ib_rdma_wr *prev,
+			      const struct rmbd_c_slab *slab, u64 off)
+{
+	rmbd_c_init_wr(&req->wr, IB_WR_RDMA_READ, &dev->flush_sge, 1, slab,
+		       off);
+	prev->wr.next = &req->wr.wr;
+}
+
 static void rmbd_c_setup_rw(struct rmbd_c_dev *dev, struct rmbd_c_req *req,
 			    enum ib_wr_opcode opcode, int count,
 			    const struct rmbd_c_slab *slab, u64 off)
 {
+	bool flush = opcode == IB_WR_RDMA_WRITE && dev->signal_each;
 	struct ib_rdma_wr *wr, *prev = NULL;
 	struct ib_sge *sge = req->sge;
 	int i, n, part = 0;
+	u64 start = off;
 
 	while (count) {
-		n = min_t(int, count, dev->wr_sges);
-		wr = n == count ? &req->wr : &req->parts[part++];
+		n = min_t(int, count, opcode == IB_WR_RDMA_READ ?
+			  dev->rd_sges : dev->wr_sges);
+		wr = n == count && !flush ? &req->wr : &req->parts[part++];
 		rmbd_c_init_wr(wr, opcode, sge, n, slab, off);
 		if (prev)
 			prev->wr.next = &wr->wr;
@@ -89,6 +105,64 @@ static void rmbd_c_setup_rw(struct rmbd_c_dev *dev, struct rmbd_c_req *req,
 		count -= n;
 		prev = wr;
 	}
+	if (flush)
+		rmbd_c_init_flush(dev, req, prev, slab, start);
+}
+
+/*
+ * An RDMA READ into a region registered for it (dev->read_mr): REG_MR of
+ * the request's pages with REMOTE_WRITE, the READ into the region, and
+ * its invalidation, so that the peer can write there for this READ only.
+ * On iWARP the READ invalidates it (READ with invalidate); elsewhere a
+ * LOCAL_INV follows, fenced behind the READ.
+ */
+static blk_status_t rmbd_c_setup_read_mr(struct rmbd_c_dev *dev,
+					 struct rmbd_c_req *req, int count,
+					 const struct rmbd_c_slab *slab,
+					 u64 off)
+{
+	struct ib_qp *qp = req->queue->cm_id->qp;
+	struct ib_mr *mr;
+	int n;
+
+	mr = ib_mr_pool_get(qp, &req->queue->read_mrs);
+	if (unlikely(!mr))
+		return BLK_STS_RESOURCE;
+	req->mr = mr;
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	n = ib_map_mr_sg(mr, req->sgl, count, NULL, PAGE_SIZE);
+	if (unlikely(n != count))
+		return BLK_STS_IOERR;
+
+	req->reg.wr.opcode = IB_WR_REG_MR;
+	req->reg.wr.wr_cqe = &req->part_cqe;
+	req->reg.wr.num_sge = 0;
+	req->reg.wr.send_flags = 0;
+	req->reg.mr = mr;
+	req->reg.key = mr->rkey;
+	req->reg.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
+	req->head = &req->reg.wr;
+
+	req->sge[0].addr = mr->iova;
+	req->sge[0].length = mr->length;
+	req->sge[0].lkey = mr->lkey;
+	if (rdma_cap_read_inv(dev->ibdev, req->queue->cm_id->port_num)) {
+		rmbd_c_init_wr(&req->wr, IB_WR_RDMA_READ_WITH_INV, req->sge,
+			       1, slab, off);
+		req->wr.wr.ex.invalidate_rkey = mr->lkey;
+		req->reg.wr.next = &req->wr.wr;
+		return BLK_STS_OK;
+	}
+	rmbd_c_init_wr(&req->parts[0], IB_WR_RDMA_READ, req->sge, 1, slab,
+		       off);
+	req->reg.wr.next = &req->parts[0].wr;
+	req->parts[0].wr.next = &req->wr.wr;
+	req->wr.wr.opcode = IB_WR_LOCAL_INV;
+	req->wr.wr.num_sge = 0;
+	req->wr.wr.send_flags = IB_SEND_FENCE;
+	req->wr.wr.next = NULL;
+	req->wr.wr.ex.invalidate_rkey = mr->lkey;
+	return BLK_STS_OK;
 }
 
 /*
@@ -127,6 +201,18 @@ static blk_status_t rmbd_c_setup_zeroes(struct rmbd_c_dev *dev,
 	sge->addr = dev->zero_mr->iova;
 	sge->length = len;
 	sge->lkey = dev->zero_mr->lkey;
+	if (dev->signal_each) {
+		struct ib_rdma_wr *wr = &req->parts[sge - req->sge];
+
+		rmbd_c_init_wr(wr, IB_WR_RDMA_WRITE, sge, 1, &dev->slabs[idx],
+			       off);
+		if (sge != req->sge)
+			req->parts[0].wr.next = &wr->wr;
+		else
+			req->head = &wr->wr;
+		rmbd_c_init_flush(dev, req, wr, &dev->slabs[idx], off);
+		return BLK_STS_OK;
+	}
 	rmbd_c_init_wr(&req->wr, IB_WR_RDMA_WRITE, sge, 1, &dev->slabs[idx],
 		       off);
 	return BLK_STS_OK;
@@ -186,12 +272,25 @@ static blk_status_t rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
 	count = rmbd_c_map_data(dev, rq, req);
 	if (unlikely(!count))
 		return BLK_STS_RESOURCE;
-	rmbd_c_setup_rw(dev, req, opcode, count, &dev->slabs[idx], off);
+	req->queue = q;
+	if (opcode == IB_WR_RDMA_READ && dev->read_mr) {
+		status = rmbd_c_setup_read_mr(dev, req, count,
+					      &dev->slabs[idx], off);
+		if (unlikely(status)) {
+			rmbd_c_req_unmap(dev, req);
+			return status;
+		}
+	} else {
+		rmbd_c_setup_rw(dev, req, opcode, count, &dev->slabs[idx],
+				off);
+	}
 
 queue:
 	blk_mq_start_request(rq);
 	req->queue = q;
 	req->status = BLK_STS_OK;
+	if (dev->signal_each)
+		req->wr.wr.send_flags |= IB_SEND_SIGNALED;
 	spin_lock_irqsave(&q->lock, flags);
 	if (!list_empty(&q->batch))
 		list_last_entry(&q->batch, struct rmbd_c_req,
@@ -294,6 +393,7 @@ static int rmbd_c_init_request(struct blk_mq_tag_set *set, struct request *rq,
 	req->cqe.done = rmbd_c_read_write_done;
 	req->wr.wr.wr_cqe = &req->cqe;
 	req->part_cqe.done = rmbd_c_part_done;
+	req->mr = NULL;
 	req->sge = (struct ib_sge *)(req->sgl + dev->max_segs);
 	req->parts = (struct ib_rdma_wr *)(req->sge + dev->max_segs);
 	for (i = 0; i < dev->req_wrs - 1; i++)
@@ -423,6 +523,14 @@ static void rmbd_c_recover(struct rmbd_c_dev *dev)
 		queue_delayed_work(rmbd_c_wq, &dev->reconnect_work,
 				   dev->reconnect_delay * HZ);
 	} else if (test_bit(RMBD_C_DEV_DEAD, &dev->flags)) {
+		/*
+		 * A post that failed halfway leaves requests whose work
+		 * requests went out unsignaled: nothing completes them but
+		 * a drain's sweep.  Else they wait for the disconnect, and
+		 * their timeouts only bring us back here.
+		 */
+		if (!dev->stopping)
+			rmbd_c_session_flush(dev);
 		rmbd_c_release_requests(dev);
 	}
 }
@@ -559,6 +667,7 @@ static noinline int rmbd_c_disk_add(struct rmbd_c_dev *dev)
 {
 	struct blk_mq_tag_set *set = &dev->tag_set;
 	struct request_queue *q;
+	u64 max_io;
 	int ret;
 
 	set->ops = &rmbd_c_mq_ops;
@@ -587,10 +696,19 @@ static noinline int rmbd_c_disk_add(struct rmbd_c_dev *dev)
 	blk_queue_logical_block_size(q, SECTOR_SIZE);
 	blk_queue_physical_block_size(q, PAGE_SIZE);
 	blk_queue_io_min(q, PAGE_SIZE);
-	blk_queue_max_hw_sectors(q, min_t(u64, RMBD_C_MAX_IO_BYTES,
-					  dev->slab_size) >> SECTOR_SHIFT);
+	max_io = min_t(u64, RMBD_C_MAX_IO_BYTES, dev->slab_size);
 	blk_queue_max_segments(q, dev->max_segs);
 	blk_queue_max_segment_size(q, RMBD_C_MAX_IO_BYTES);
+	if (dev->read_mr) {
+		/*
+		 * A READ sink is one region: pages without gaps, and one
+		 * page to spare for a request that starts inside one.
+		 */
+		blk_queue_virt_boundary(q, PAGE_SIZE - 1);
+		max_io = min_t(u64, max_io,
+			       (u64)(dev->mr_pages - 1) << PAGE_SHIFT);
+	}
+	blk_queue_max_hw_sectors(q, max_io >> SECTOR_SHIFT);
 	blk_queue_chunk_sectors(q, dev->slab_size >> SECTOR_SHIFT);
 	/* A write is in the target's memory when it completes. */
 	blk_queue_write_cache(q, false, false);
@@ -787,9 +905,21 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 	list_add_tail(&dev->entry, &rmbd_c_devs);
 	mutex_unlock(&rmbd_c_mutex);
 
+	/*
+	 * Under the recovery lock: an error meanwhile (the RDMA device
+	 * removed, a queue failing) waits for it in the error work, which
+	 * would else tear the session down under us.  Not across
+	 * rmbd_c_disk_add(): its partition scan does I/O, which a failure
+	 * may leave waiting for the error work.
+	 */
+	mutex_lock(&dev->recovery_lock);
 	ret = rmbd_c_session_start(dev, why);
-	if (ret)
-		goto out_stop;
+	if (ret) {
+		rmbd_c_session_stop(dev);
+		rmbd_c_recovery_unlock(dev);
+		goto out_free;
+	}
+	rmbd_c_recovery_unlock(dev);
 	ret = rmbd_c_disk_add(dev);
 	if (ret) {
 		*why = "cannot create the block device";
@@ -816,6 +946,7 @@ out_stop:
 	mutex_lock(&dev->recovery_lock);
 	rmbd_c_session_stop(dev);
 	rmbd_c_recovery_unlock(dev);
+out_free:
 	cancel_work_sync(&dev->err_work);
 	strscpy(args->holder, dev->holder, sizeof(args->holder));
 	rmbd_c_dev_free(dev);
@@ -912,6 +1043,7 @@ static int rmbd_c_add_one(struct ib_device *ibdev)
 static void rmbd_c_remove_one(struct ib_device *ibdev, void *client_data)
 {
 	struct rmbd_c_dev *dev, *found;
+	unsigned int noio;
 
 	for (;;) {
 		found = NULL;
@@ -930,6 +1062,12 @@ static void rmbd_c_remove_one(struct ib_device *ibdev, void *client_data)
 			break;
 		pr_warn("rmbd%d: RDMA device %s removed\n", found->index,
 			dev_name(&ibdev->dev));
+		/*
+		 * As the error work: the device's parked requests (swap-out
+		 * among them) wait for this, so its allocations must not
+		 * wait on I/O; a provider's teardown allocates.
+		 */
+		noio = memalloc_noio_save();
 		mutex_lock(&found->recovery_lock);
 		if (found->ibdev == ibdev) {
 			if (found->loss_timeout)
@@ -940,6 +1078,7 @@ static void rmbd_c_remove_one(struct ib_device *ibdev, void *client_data)
 		if (found->ibdev == ibdev && !found->stopping)
 			rmbd_c_session_teardown_quiesced(found);
 		rmbd_c_recovery_unlock(found);
+		memalloc_noio_restore(noio);
 		rmbd_c_dev_put(found);
 	}
 }

@@ -14,6 +14,9 @@ static struct netlink_range_validation rmbd_c_loss_timeout_range = {
 	.max	= RMBD_MAX_LOSS_TIMEOUT,
 };
 
+/* Every queue's index must be one the target takes. */
+static_assert(RMBD_MAX_IO_QUEUES <= RMBD_MAX_IO_QUEUES_WIRE);
+
 static const struct nla_policy rmbd_c_policy[RMBD_CLIENT_ATTR_MAX + 1] = {
 	[RMBD_CLIENT_ATTR_DEV_INDEX]	= { .type = NLA_U32 },
 	[RMBD_CLIENT_ATTR_DEV_NAME]	= { .type = NLA_REJECT },
@@ -150,11 +153,22 @@ static int rmbd_c_connect(struct sk_buff *skb, struct genl_info *info)
 	args.nr_io_queues = attrs[RMBD_CLIENT_ATTR_NR_IO_QUEUES] ?
 			    nla_get_u32(attrs[RMBD_CLIENT_ATTR_NR_IO_QUEUES]) :
 			    num_online_cpus();
-	/* blk-mq has no use for more queues of a kind than CPUs. */
-	args.nr_io_queues = min_t(u32, args.nr_io_queues, nr_cpu_ids);
+	/*
+	 * blk-mq has no use for more queues of a kind than CPUs, and the
+	 * target takes RMBD_MAX_IO_QUEUES_WIRE: the default, one per CPU,
+	 * stops there on a machine with more.
+	 */
+	args.nr_io_queues = min3(args.nr_io_queues, nr_cpu_ids,
+				 (unsigned int)RMBD_MAX_IO_QUEUES);
 	if (attrs[RMBD_CLIENT_ATTR_NR_POLL_QUEUES])
 		args.nr_poll_queues = min_t(u32, nr_cpu_ids,
 					    nla_get_u32(attrs[RMBD_CLIENT_ATTR_NR_POLL_QUEUES]));
+	if (args.nr_io_queues + args.nr_poll_queues > RMBD_MAX_IO_QUEUES) {
+		NL_SET_ERR_MSG_ATTR(info->extack,
+				    attrs[RMBD_CLIENT_ATTR_NR_POLL_QUEUES],
+				    "I/O and poll queues together are at most 256");
+		return -EINVAL;
+	}
 	args.queue_depth = attrs[RMBD_CLIENT_ATTR_QUEUE_DEPTH] ?
 			   nla_get_u32(attrs[RMBD_CLIENT_ATTR_QUEUE_DEPTH]) :
 			   RMBD_DEFAULT_QUEUE_DEPTH;

@@ -166,6 +166,15 @@ static void rmbd_c_admin_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	complete(&dev->recv_done);
 }
 
+static void rmbd_c_free_cq(struct rmbd_c_queue *q)
+{
+	if (q->cq_from_pool)
+		ib_cq_pool_put(q->cq, q->cq_size);
+	else
+		ib_free_cq(q->cq);
+	q->cq = NULL;
+}
+
 static noinline int rmbd_c_create_qp(struct rmbd_c_dev *dev, struct rmbd_c_queue *q)
 {
 	struct ib_qp_init_attr attr = { };
@@ -177,8 +186,12 @@ static noinline int rmbd_c_create_qp(struct rmbd_c_dev *dev, struct rmbd_c_queue
 	/* A flushed work request completes, signaled or not. */
 	q->cq_size = send_wr + recv_wr + 1;
 	if (q->poll) {
-		/* Reaped by blk-mq's ->poll: no interrupt, no pool. */
-		q->cq = ib_alloc_cq(dev->ibdev, q, q->cq_size, q->idx - 1,
+		/*
+		 * Reaped by blk-mq's ->poll: no interrupt, no pool.  Never
+		 * armed, but the vector must exist (mlx5 refuses others).
+		 */
+		q->cq = ib_alloc_cq(dev->ibdev, q, q->cq_size,
+				    (q->idx - 1) % dev->ibdev->num_comp_vectors,
 				    IB_POLL_DIRECT);
 	} else if (q->idx) {
 		/* Spread over completion vectors by the pool. */
@@ -205,26 +218,114 @@ static noinline int rmbd_c_create_qp(struct rmbd_c_dev *dev, struct rmbd_c_queue
 	attr.send_cq = q->cq;
 	attr.recv_cq = q->cq;
 	ret = rdma_create_qp(q->cm_id, dev->pd, &attr);
-	if (ret) {
-		if (q->cq_from_pool)
-			ib_cq_pool_put(q->cq, q->cq_size);
-		else
-			ib_free_cq(q->cq);
-		q->cq = NULL;
-		return ret;
+	if (ret)
+		goto out_free_cq;
+	/* A provider may round up, never down: then it is none of ours. */
+	if (attr.cap.max_send_wr < send_wr ||
+	    attr.cap.max_send_sge < (q->idx ? dev->wr_sges : 1)) {
+		ret = -EINVAL;
+		goto out_destroy_qp;
+	}
+	if (q->idx && dev->read_mr) {
+		ret = ib_mr_pool_init(q->cm_id->qp, &q->read_mrs, q->depth,
+				      IB_MR_TYPE_MEM_REG, dev->mr_pages, 0);
+		if (ret)
+			goto out_destroy_qp;
 	}
 	set_bit(RMBD_C_Q_ALLOCATED, &q->flags);
 	if (q->poll)
 		set_bit(RMBD_C_Q_POLLABLE, &q->flags);
 	return 0;
+
+out_destroy_qp:
+	rdma_destroy_qp(q->cm_id);
+out_free_cq:
+	rmbd_c_free_cq(q);
+	return ret;
 }
 ALLOW_ERROR_INJECTION(rmbd_c_create_qp, ERRNO);
 
-static int rmbd_c_first_device(struct rmbd_c_dev *dev, struct ib_device *ibdev,
-			       const char **why)
+static bool read_mr;
+module_param(read_mr, bool, 0444);
+MODULE_PARM_DESC(read_mr,
+		 "register RDMA READ sinks on every transport, not only on iWARP (default: no)");
+
+/*
+ * How RDMA READs land on @ibdev: in registered regions (iWARP, or the
+ * read_mr parameter), else at the PD's local DMA lkey.  Returns the pages
+ * one region takes, 0 for none, or a negative errno with @why.
+ */
+static int rmbd_c_read_sink(struct ib_device *ibdev, u32 port,
+			    const char **why)
 {
 	struct ib_device_attr *attrs = &ibdev->attrs;
-	unsigned int sges;
+
+	if (!rdma_protocol_iwarp(ibdev, port) && !read_mr)
+		return 0;
+	if (!(attrs->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS) ||
+	    attrs->max_fast_reg_page_list_len < 2) {
+		*why = "the RDMA device cannot register the sinks of RDMA READs (iWARP needs them)";
+		return -EOPNOTSUPP;
+	}
+	/* A full request, when its first page is a partial one */
+	return min_t(u32, attrs->max_fast_reg_page_list_len,
+		     RMBD_C_MAX_IO_BYTES / PAGE_SIZE + 1);
+}
+
+static int rmbd_c_first_device(struct rmbd_c_dev *dev, struct ib_device *ibdev,
+			       u32 port, const char **why)
+{
+	struct ib_device_attr *attrs = &ibdev->attrs;
+	unsigned int wr, rd, req_wrs;
+	int mr_pages;
+
+	mr_pages = rmbd_c_read_sink(ibdev, port, why);
+	if (mr_pages < 0)
+		return mr_pages;
+	/* SGEs per work request, per direction: a READ has its own limit. */
+	wr = min_t(u32, attrs->max_send_sge, RMBD_C_MAX_SEGS);
+	rd = mr_pages ? 1 : min_t(u32, attrs->max_sge_rd, wr);
+	if (wr < 1 || rd < 1) {
+		*why = "the RDMA device supports no SGE";
+		return -EINVAL;
+	}
+	/* The disk's limits and request layout were sized at first connect. */
+	if (dev->wr_sges) {
+		if (wr < dev->wr_sges || rd < dev->rd_sges) {
+			*why = "the RDMA device now supports fewer SGEs than the device was created with";
+			return -EXDEV;
+		}
+		if ((mr_pages > 0) != dev->read_mr || mr_pages < dev->mr_pages ||
+		    rdma_protocol_iwarp(ibdev, port) != dev->signal_each) {
+			*why = "the RDMA device is of another transport than the device was created with";
+			return -EXDEV;
+		}
+	} else {
+		dev->signal_each = rdma_protocol_iwarp(ibdev, port);
+		dev->wr_sges = wr;
+		dev->rd_sges = rd;
+		dev->read_mr = mr_pages > 0;
+		dev->mr_pages = mr_pages;
+		dev->max_segs = min(RMBD_C_MAX_SEGS, RMBD_C_MAX_REQ_WRS * wr);
+		if (!mr_pages)
+			dev->max_segs = min(dev->max_segs,
+					    RMBD_C_MAX_REQ_WRS * rd);
+		/*
+		 * At least two: a discard across a slab boundary; three for
+		 * a registered READ (REG_MR, READ, LOCAL_INV).
+		 */
+		req_wrs = DIV_ROUND_UP(dev->max_segs, mr_pages ? wr : rd);
+		dev->req_wrs = max(mr_pages ? 3U : 2U, req_wrs);
+		/* and on iWARP a write's flush (rmbd_c_init_flush()) */
+		if (dev->signal_each)
+			dev->req_wrs++;
+	}
+	/* An I/O queue's send queue and CQ (rmbd_c_create_qp()) */
+	if (dev->queue_depth * dev->req_wrs + 1 > attrs->max_qp_wr ||
+	    dev->queue_depth * dev->req_wrs + 2 > attrs->max_cqe) {
+		*why = "queue depth exceeds what the RDMA device supports";
+		return -EINVAL;
+	}
 
 	dev->pd = ib_alloc_pd(ibdev, 0);
 	if (IS_ERR(dev->pd)) {
@@ -234,30 +335,11 @@ static int rmbd_c_first_device(struct rmbd_c_dev *dev, struct ib_device *ibdev,
 		return ret;
 	}
 	dev->ibdev = ibdev;
-	/* SGEs per work request: an RDMA READ has its own limit. */
-	sges = min3(attrs->max_send_sge, attrs->max_sge_rd, RMBD_C_MAX_SEGS);
-	if (sges < 1) {
-		*why = "the RDMA device supports no SGE";
-		return -EINVAL;
-	}
-	/* The disk's limits and request layout were sized at first connect. */
-	if (dev->wr_sges && sges < dev->wr_sges) {
-		*why = "the RDMA device now supports fewer SGEs than the device was created with";
-		return -EXDEV;
-	}
-	if (!dev->wr_sges) {
-		dev->wr_sges = sges;
-		dev->max_segs = min(RMBD_C_MAX_SEGS,
-				    RMBD_C_MAX_REQ_WRS * sges);
-		/* At least two: a discard across a slab boundary. */
-		dev->req_wrs = max(2U, DIV_ROUND_UP(dev->max_segs, sges));
-	}
-	/* An I/O queue's send queue and CQ (rmbd_c_create_qp()) */
-	if (dev->queue_depth * dev->req_wrs + 1 > attrs->max_qp_wr ||
-	    dev->queue_depth * dev->req_wrs + 2 > attrs->max_cqe) {
-		*why = "queue depth exceeds what the RDMA device supports";
-		return -EINVAL;
-	}
+	dev->soft_post = ibdev->ops.driver_id == RDMA_DRIVER_RXE ||
+			 ibdev->ops.driver_id == RDMA_DRIVER_SIW;
+	dev->flush_sge.addr = 0;
+	dev->flush_sge.length = 0;
+	dev->flush_sge.lkey = dev->pd->local_dma_lkey;
 	return 0;
 }
 
@@ -300,7 +382,8 @@ static int rmbd_c_queue_connect(struct rmbd_c_dev *dev, unsigned int idx,
 		return ret;
 
 	if (!dev->ibdev) {
-		ret = rmbd_c_first_device(dev, cm_id->device, why);
+		ret = rmbd_c_first_device(dev, cm_id->device, cm_id->port_num,
+					  why);
 		if (ret)
 			return ret;
 	} else if (dev->ibdev != cm_id->device) {
@@ -308,9 +391,30 @@ static int rmbd_c_queue_connect(struct rmbd_c_dev *dev, unsigned int idx,
 		return -EXDEV;
 	}
 	ret = rmbd_c_create_qp(dev, q);
+	/*
+	 * A NIC's send queue may hold fewer of our work requests than
+	 * max_qp_wr promises: its WQEs take room per SGE.  Before the disk
+	 * exists, the first I/O queue halves the depth until one fits, and
+	 * the others take that depth.
+	 */
+	while ((ret == -EINVAL || ret == -ENOMEM) && idx == 1 && !dev->disk &&
+	       q->depth / 2 >= RMBD_C_MIN_DEPTH) {
+		q->depth /= 2;
+		ret = rmbd_c_create_qp(dev, q);
+	}
 	if (ret) {
-		*why = "cannot create a queue pair";
+		*why = idx ? "the RDMA device cannot create an I/O queue pair of this depth" :
+			     "cannot create a queue pair";
 		return ret;
+	}
+	if (idx == 1 && q->depth != dev->queue_depth) {
+		unsigned int i;
+
+		pr_info("rmbd%d: queue depth %u, not %u: the RDMA device's send queues hold no more\n",
+			dev->index, q->depth, dev->queue_depth);
+		dev->queue_depth = q->depth;
+		for (i = 2; i < dev->nr_queues; i++)
+			dev->queues[i].depth = q->depth;
 	}
 
 	req.magic = cpu_to_le32(RMBD_PROTO_MAGIC);
@@ -363,12 +467,10 @@ static void rmbd_c_queue_destroy_qp(struct rmbd_c_queue *q)
 	if (test_bit(RMBD_C_Q_ALLOCATED, &q->flags)) {
 		rmbd_c_queue_stop_polling(q);
 		clear_bit(RMBD_C_Q_ALLOCATED, &q->flags);
+		/* Every request is done: each gave its region back. */
+		ib_mr_pool_destroy(q->cm_id->qp, &q->read_mrs);
 		rdma_destroy_qp(q->cm_id);
-		if (q->cq_from_pool)
-			ib_cq_pool_put(q->cq, q->cq_size);
-		else
-			ib_free_cq(q->cq);
-		q->cq = NULL;
+		rmbd_c_free_cq(q);
 	}
 }
 
@@ -433,17 +535,26 @@ static void rmbd_c_admin_free(struct rmbd_c_dev *dev)
  * session) when it cannot.  In a softirq run by a PF_MEMALLOC task those
  * allocations may use the emergency reserves.  So the flag is restored
  * only after local_bh_enable(), where that softirq runs.
+ *
+ * Only for a soft provider (@dev->soft_post): a NIC posts by ringing a
+ * doorbell, and the softirqs that would run here are other drivers'
+ * (network receive, block completions), which must not get the reserves.
  */
-static unsigned int rmbd_c_post_begin(void)
+static unsigned int rmbd_c_post_begin(struct rmbd_c_dev *dev)
 {
-	unsigned int noreclaim = memalloc_noreclaim_save();
+	unsigned int noreclaim;
 
+	if (!dev->soft_post)
+		return 0;
+	noreclaim = memalloc_noreclaim_save();
 	local_bh_disable();
 	return noreclaim;
 }
 
-static void rmbd_c_post_end(unsigned int noreclaim)
+static void rmbd_c_post_end(struct rmbd_c_dev *dev, unsigned int noreclaim)
 {
+	if (!dev->soft_post)
+		return;
 	local_bh_enable();
 	memalloc_noreclaim_restore(noreclaim);
 }
@@ -488,9 +599,9 @@ static int rmbd_c_admin_xfer(struct rmbd_c_dev *dev, u16 opcode, size_t len,
 	ret = ib_post_recv(qp, &rwr, NULL);
 	if (ret)
 		return ret;
-	noreclaim = rmbd_c_post_begin();
+	noreclaim = rmbd_c_post_begin(dev);
 	ret = ib_post_send(qp, &swr, NULL);
-	rmbd_c_post_end(noreclaim);
+	rmbd_c_post_end(dev, noreclaim);
 	if (ret)
 		return ret;
 	if (!wait_for_completion_timeout(&dev->send_done, RMBD_C_ADMIN_TIMEOUT) ||
@@ -633,6 +744,8 @@ static int rmbd_c_open(struct rmbd_c_dev *dev, const char **why)
 		*why = "the export is not shared: connect without shared";
 	if (ret == -EUSERS)
 		*why = "the export has as many sessions as it takes";
+	if (ret == -EOPNOTSUPP)
+		*why = "the target's RDMA device cannot register this export's slabs (a smaller slab size may do)";
 	/*
 	 * A device without identity that reconnects may find its own old
 	 * session holding the export (the target cannot tell it is ours):
@@ -877,6 +990,7 @@ static int rmbd_c_queues_alloc(struct rmbd_c_dev *dev)
 		spin_lock_init(&q->poll_lock);
 		INIT_LIST_HEAD(&q->batch);
 		INIT_LIST_HEAD(&q->posted);
+		INIT_LIST_HEAD(&q->read_mrs);
 	}
 	return 0;
 }
@@ -1159,13 +1273,28 @@ int rmbd_c_poll_cq(struct rmbd_c_queue *q)
 	return n;
 }
 
+/* Give back what rmbd_c_queue_rq() took for @req's data. */
+void rmbd_c_req_unmap(struct rmbd_c_dev *dev, struct rmbd_c_req *req)
+{
+	struct request *rq = blk_mq_rq_from_pdu(req);
+
+	if (req->mr) {
+		ib_mr_pool_put(req->queue->cm_id->qp, &req->queue->read_mrs,
+			       req->mr);
+		req->mr = NULL;
+	}
+	if (req->nents) {
+		ib_dma_unmap_sg(dev->ibdev, req->sgl, req->nents,
+				rq_dma_dir(rq));
+		req->nents = 0;
+	}
+}
+
 static void rmbd_c_req_done(struct rmbd_c_dev *dev, struct rmbd_c_req *req)
 {
 	struct request *rq = blk_mq_rq_from_pdu(req);
 
-	if (req->nents)
-		ib_dma_unmap_sg(dev->ibdev, req->sgl, req->nents,
-				rq_dma_dir(rq));
+	rmbd_c_req_unmap(dev, req);
 	if (likely(!blk_should_fake_timeout(rq->q)))
 		blk_mq_complete_request(rq);
 }
@@ -1186,8 +1315,9 @@ static void rmbd_c_wr_failed(struct rmbd_c_req *req, const struct ib_wc *wc)
 
 /*
  * A work completion for @req: it and every request posted before it on
- * the same queue are done.  Unsignaled work requests that failed still
- * complete one by one, in order, before anything posted after them.
+ * the same queue are done (with dev->signal_each, it alone).  Unsignaled
+ * work requests that failed still complete one by one, in order, before
+ * anything posted after them.
  */
 void rmbd_c_read_write_done(struct ib_cq *cq, struct ib_wc *wc)
 {
@@ -1207,6 +1337,12 @@ void rmbd_c_read_write_done(struct ib_cq *cq, struct ib_wc *wc)
 	/* Swept (rmbd_c_queue_sweep()): it has completed. */
 	if (unlikely(list_empty(&req->entry))) {
 		spin_unlock_irqrestore(&q->lock, flags);
+		return;
+	}
+	if (dev->signal_each) {
+		list_del_init(&req->entry);
+		spin_unlock_irqrestore(&q->lock, flags);
+		rmbd_c_req_done(dev, req);
 		return;
 	}
 	list_cut_position(&done, &q->posted, &req->entry);
@@ -1261,14 +1397,14 @@ void rmbd_c_post_batch(struct rmbd_c_queue *q)
 	bool hit = false;
 	int ret;
 
-	noreclaim = rmbd_c_post_begin();
+	noreclaim = rmbd_c_post_begin(q->dev);
 	spin_lock_irqsave(&q->lock, flags);
 	if (list_empty(&q->batch)) {
 		spin_unlock_irqrestore(&q->lock, flags);
 		goto out;
 	}
 	last = list_last_entry(&q->batch, struct rmbd_c_req, entry);
-	last->wr.wr.send_flags = IB_SEND_SIGNALED;
+	last->wr.wr.send_flags |= IB_SEND_SIGNALED;
 	last->wr.wr.next = NULL;
 	r = list_first_entry(&q->batch, struct rmbd_c_req, entry);
 	/* Posting order is completion order: post under the lock. */
@@ -1306,5 +1442,5 @@ void rmbd_c_post_batch(struct rmbd_c_queue *q)
 		}
 	}
 out:
-	rmbd_c_post_end(noreclaim);
+	rmbd_c_post_end(q->dev, noreclaim);
 }

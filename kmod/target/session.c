@@ -17,7 +17,16 @@
 
 static void rmbd_t_qp_event(struct ib_event *ev, void *ctx)
 {
+	struct rmbd_t_queue *q = ctx;
+
 	pr_debug("QP event %s (%d)\n", ib_event_msg(ev->event), ev->event);
+	/*
+	 * A message arrived before the CM's RTU (lost, or overtaken on a
+	 * real fabric): the connection is up, tell the CM, which would else
+	 * time the connection out and end the session.
+	 */
+	if (ev->event == IB_EVENT_COMM_EST)
+		rdma_notify(q->cm_id, IB_EVENT_COMM_EST);
 }
 
 static void rmbd_t_queue_release(struct rmbd_t_session *sess)
@@ -298,6 +307,25 @@ static void rmbd_t_take_over(struct rmbd_t_session *sess)
 	WRITE_ONCE(sess->up, true);
 }
 
+static unsigned int rmbd_t_slab_chunks(const struct rmbd_export *exp)
+{
+	return DIV_ROUND_UP(exp->slab_size, RMBD_CHUNK_SIZE);
+}
+
+/*
+ * Whether @ibdev can register @exp's slabs as rmbd_t_map_slab() does:
+ * one fast registration (IB_WR_REG_MR) of a slab's 2 MiB chunks.  Asked
+ * at OPEN, so that a client learns it before it maps anything.
+ */
+static bool rmbd_t_can_register(struct ib_device *ibdev,
+				const struct rmbd_export *exp)
+{
+	const struct ib_device_attr *a = &ibdev->attrs;
+
+	return (a->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS) &&
+	       a->max_fast_reg_page_list_len >= rmbd_t_slab_chunks(exp);
+}
+
 static int rmbd_t_handle_open(struct rmbd_t_session *sess,
 			      const struct rmbd_open_req *req)
 {
@@ -325,6 +353,13 @@ static int rmbd_t_handle_open(struct rmbd_t_session *sess,
 		pr_info_ratelimited("session %llx: host '%s' may not open export %s\n",
 				    sess->id, req->host, exp->name);
 		ret = -EACCES;
+		goto out_unlock;
+	}
+	if (!rmbd_t_can_register(sess->ibdev, exp)) {
+		pr_info_ratelimited("session %llx: RDMA device %s cannot register the slabs of export %s (fast registration of %u chunks of 2 MiB)\n",
+				    sess->id, dev_name(&sess->ibdev->dev),
+				    exp->name, rmbd_t_slab_chunks(exp));
+		ret = -EOPNOTSUPP;
 		goto out_unlock;
 	}
 	if ((flags & RMBD_OPEN_SHARED) && !exp->shared) {
