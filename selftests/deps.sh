@@ -5,7 +5,8 @@
 # its benchmark (nvme-cli, nbd-server, nbd-client: the peers) need.
 # Idempotent: returns at once when everything is present.
 #
-#   RMBD_DEPS_NO_OPTIONAL=1   skip optional packages (linux-source for checkpatch
+#   RMBD_DEPS_NO_OPTIONAL=1   skip optional packages (linux-source for checkpatch,
+#                             the siw module of the tests over soft-iWARP
 #                             and, with the build tools and rsync, for the
 #                             debug kernel)
 

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Every rmbd test: host tests (selftests/host), checkpatch, then the VM
-# suite, and with RMBD_WITH_DEBUG=1 the VM suite once more on the debug
+# suite (over soft-RoCE, and its data tests over soft-iWARP too, as
+# TEST@siw), and with RMBD_WITH_DEBUG=1 the VM suite once more on the debug
 # kernel (selftests/debug-kernel: KASAN, lockdep, kmemleak, fault
 # injection; built first when it is not in the cache).  Prints TAP and
 # ends with one line "N passed, N failed, N skipped".  Exit status 1 when
@@ -127,9 +128,25 @@ vm_lane() {
 		 echo "# runner exit status $?")
 }
 
+# The data tests over soft-iWARP as well (TEST@siw, in the same VM):
+# registered READ sinks, a flush per write, siw's own completion order.
+siw_tests="00-rxe@siw 01-data-verify@siw 03-ext4@siw 08-swap-cgroup@siw
+	12-link-flap@siw"
+
 if [[ -z ${RMBD_SKIP_VM:-} ]]; then
 	echo "# VM suite"
-	vm_lane vm 0 "$here/vm/run-vm.sh" "$@"
+	vm_tests=("$@")
+	if (( ! $# )); then
+		vm_tests=("$here"/vm/tests/[0-9]*.sh)
+		# siw.ko for Debian's kernel is built from linux-source-6.1.
+		if [[ -f /usr/src/linux-source-6.1.tar.xz ]]; then
+			read -r -d '' -a siw_list <<< "$siw_tests" || true
+			vm_tests+=("${siw_list[@]}")
+		else
+			echo "# no linux-source-6.1: no tests over soft-iWARP"
+		fi
+	fi
+	vm_lane vm 0 "$here/vm/run-vm.sh" "${vm_tests[@]}"
 	# The target VM killed under the client's I/O; not when some VM
 	# tests were named.
 	if (( ! $# )) && [[ -z ${RMBD_SKIP_TWO_VM:-} ]]; then
@@ -142,10 +159,13 @@ fi
 # lane takes the tests of the control and failure paths (not
 # 06-connect-cycle: 15-races and 16-alloc-failures connect and disconnect
 # dozens of times there).
+# 19-queues for the stricter rxe's completion vectors and send queue
+# budget (debug-kernel/patches/0005, 0006); 00-rxe@siw for its siw.
 debug_default="00-rxe 04-bad-input 05-module-unload 07-force-delete
 	12-link-flap 13-loss-timeout 14-removal-under-io 15-races
-	16-alloc-failures 17-session-timeout 18-in-use 20-reconnect-delay
-	22-hostile-peer 23-allowed-hosts 24-auth 25-ownership"
+	16-alloc-failures 17-session-timeout 18-in-use 19-queues
+	20-reconnect-delay 22-hostile-peer 23-allowed-hosts 24-auth
+	25-ownership 00-rxe@siw"
 
 if [[ ${RMBD_WITH_DEBUG:-0} != 0 ]]; then
 	echo "# the debug kernel (a long build when it is not in the cache)"

@@ -134,17 +134,33 @@ stuck_tasks() {
 	done
 }
 
-# Soft-RoCE over a dummy netdev; MTU 4500 gives a 4096-byte RDMA MTU.
-# A job with LOCAL_RXE=0 (two-vm.sh's, whose tests bring up their own on
-# the NIC) loads the modules only.
+# Soft-RoCE over a dummy netdev, d0 (10.200.0.1); MTU 4500 gives a
+# 4096-byte RDMA MTU.  When the job runs tests over soft-iWARP too
+# (TEST@siw), siw0 on a second one, d1 (10.201.0.1).  A job with
+# LOCAL_RXE=0 (two-vm.sh's, whose tests bring up their own on the NIC)
+# loads the modules only.
 setup_rxe() {
 	modprobe rdma_rxe && modprobe rdma_cm || return 1
+	if [[ " ${TESTS[*]} " == *@siw\ * ]]; then
+		# Built in, or our module for Debian's kernel (build-siw.sh)
+		modprobe siw 2> /dev/null ||
+			{ modprobe libcrc32c && insmod "$RMBD_SIW_KO"; } ||
+			return 1
+	fi
 	[[ ${LOCAL_RXE:-1} == 0 ]] && return 0
-	ip link add d0 type dummy &&
-	ip link set d0 mtu 4500 &&
-	ip addr add 10.200.0.1/24 dev d0 &&
-	ip link set d0 up &&
-	rdma link add rxe0 type rxe netdev d0
+	setup_netdev d0 10.200.0.1 && rdma link add rxe0 type rxe netdev d0 ||
+		return 1
+	if [[ " ${TESTS[*]} " == *@siw\ * ]]; then
+		setup_netdev d1 10.201.0.1 &&
+			rdma link add siw0 type siw netdev d1 || return 1
+	fi
+}
+
+setup_netdev() {	# NAME ADDRESS
+	ip link add "$1" type dummy &&
+	ip link set "$1" mtu 4500 &&
+	ip addr add "$2/24" dev "$1" &&
+	ip link set "$1" up
 }
 
 sysctl -q -w kernel.hung_task_timeout_secs=30 kernel.hung_task_panic=0 \
@@ -190,7 +206,14 @@ for t in "${TESTS[@]}"; do
 	tmo=${TIMEOUTS[$j]}
 	j=$(( j + 1 ))
 	i=$(( i + 1 ))
+	# TEST@siw: the test over soft-iWARP, on d1
+	transport=rxe
+	if [[ $t == *@siw ]]; then
+		t=${t%@siw}
+		transport=siw
+	fi
 	name=$(basename "$t" .sh)
+	[[ $transport == rxe ]] || name+=@$transport
 	log=$out/$name.log
 	echo "$i $name $tmo" > "$out/current"
 	t0=$(date +%s)
@@ -204,6 +227,9 @@ for t in "${TESTS[@]}"; do
 		echo "$BASHPID" > "$test_cg/cgroup.procs"
 		cd "$(dirname "$t")" || exit 1
 		trc=0
+		if [[ $transport == siw ]]; then
+			export RMBD_TRANSPORT=siw RMBD_NETDEV=d1 RMBD_ADDR=10.201.0.1
+		fi
 		timeout -k 10 "$tmo" bash "$t" || trc=$?
 		echo "$BASHPID" > /sys/fs/cgroup/cgroup.procs
 		echo 1 > "$test_cg/cgroup.kill"

@@ -7,7 +7,9 @@
 #
 # usage: run-vm.sh [--raw] TEST...
 #   TEST is a script path or the name of one in selftests/vm/tests
-#   (e.g. "01-data-verify", or just "01").  With no TEST, every tests/[0-9]*.sh runs.
+#   (e.g. "01-data-verify", or just "01"); TEST@siw runs it over soft-iWARP
+#   instead of soft-RoCE (siw is built into the debug kernel; for Debian's
+#   build-siw.sh builds it).  With no TEST, every tests/[0-9]*.sh runs.
 #   --raw passes the tests' output through unprefixed (for the demo).
 #
 # A test script may carry these header lines:
@@ -35,6 +37,7 @@
 #                     or finds in the cache; results default to results/vm-debug
 #   RMBD_VM_TIMEOUT_SCALE  multiply the tests' timeouts (default 1, 3 on the
 #                     debug kernel)
+#   RMBD_CLIENT_PARAMS  parameters for rmbd-client.ko (e.g. read_mr=1)
 #
 # Exit status: 0 when every test passed or skipped, 1 otherwise.
 
@@ -50,6 +53,7 @@ source "$vm_dir/vm-lib.sh"
 
 raw=0
 tests=()
+
 while (( $# )); do
 	case "$1" in
 	--raw) raw=1 ;;
@@ -66,9 +70,18 @@ if (( ${#tests[@]} == 0 )); then
 	done
 fi
 
-# Resolve test names to absolute paths.
+# Resolve test names to absolute paths, a variant (@siw) kept.
 paths=()
+siw=0
 for t in "${tests[@]}"; do
+	variant=
+	if [[ $t == *@* ]]; then
+		variant=@${t##*@}
+		t=${t%@*}
+		[[ $variant == @siw ]] ||
+			{ echo "run-vm: unknown variant $variant (only @siw)" >&2; exit 2; }
+		siw=1
+	fi
 	if [[ -f $t ]]; then
 		p=$(cd "$(dirname "$t")" && pwd)/$(basename "$t")
 	elif [[ -f $vm_dir/tests/$t ]]; then
@@ -87,7 +100,7 @@ for t in "${tests[@]}"; do
 		echo "run-vm: $p: the guest mounts tmpfs over /tmp, /run, /var/tmp and /var/log; put tests elsewhere" >&2
 		exit 2 ;;
 	esac
-	paths+=("$p")
+	paths+=("$p$variant")
 done
 
 default_timeout=300
@@ -99,7 +112,7 @@ fi
 # A test may override the timeout with a "# timeout=N" line.
 test_timeout() {
 	local v
-	v=$(sed -n 's/^# timeout=\([0-9]\+\)$/\1/p' "$1" | head -n 1)
+	v=$(sed -n 's/^# timeout=\([0-9]\+\)$/\1/p' "${1%@*}" | head -n 1)
 	echo "$(( ${v:-$default_timeout} * ${timeout_scale:-1} ))"
 }
 
@@ -110,9 +123,9 @@ test_timeout() {
 test_mem() {
 	local m=''
 	[[ $debug == 1 ]] &&
-		m=$(sed -n 's/^# vm-mem-debug=\([0-9]\+[KMG]\?\)$/\1/p' "$1" | head -n 1)
+		m=$(sed -n 's/^# vm-mem-debug=\([0-9]\+[KMG]\?\)$/\1/p' "${1%@*}" | head -n 1)
 	[[ -n $m ]] ||
-		m=$(sed -n 's/^# vm-mem=\([0-9]\+[KMG]\?\)$/\1/p' "$1" | head -n 1)
+		m=$(sed -n 's/^# vm-mem=\([0-9]\+[KMG]\?\)$/\1/p' "${1%@*}" | head -n 1)
 	echo "$m"
 }
 
@@ -135,6 +148,13 @@ if [[ $debug == 1 ]]; then
 		results=$repo/selftests/results/vm-debug
 		mkdir -p "$results"
 	fi
+fi
+
+# soft-iWARP: built into the debug kernel, a module of our own build for
+# Debian's (which lacks it).
+siw_ko=
+if (( siw )) && [[ $debug != 1 ]]; then
+	siw_ko=$("$vm_dir/build-siw.sh" "$kver") || exit 1
 fi
 
 # One VM at a time: the machine has two cores.
@@ -222,6 +242,8 @@ run_boot() {	# FIRST COUNT MEM OUT LABEL
 			printf '%q ' "$(test_timeout "$p")"
 		done
 		printf ')\n'
+		printf 'export RMBD_CLIENT_PARAMS=%q RMBD_SIW_KO=%q\n' \
+			"${RMBD_CLIENT_PARAMS:-}" "$siw_ko"
 	} > "$out/job"
 	if [[ $debug == 1 ]]; then
 		vm_debug_job >> "$out/job"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# 50 connect/disconnect cycles (10 on the debug kernel) leak nothing:
+# 25 connect/disconnect cycles (10 on the debug kernel) leak nothing:
 # every connect brings a device, every disconnect removes it, and
 # afterwards the export has no session or mapping and MemAvailable is back
 # within 32 MiB.
@@ -11,7 +11,7 @@ set -eu
 source "$(dirname "$0")/lib.sh"
 require_rmbd
 
-cycles=${CYCLES:-$(rounds 50 10)}
+cycles=${CYCLES:-$(rounds 25 10)}
 
 target_setup cycle 64M
 # One cycle first, so lazily created caches do not count as a leak.

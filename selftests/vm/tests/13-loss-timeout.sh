@@ -17,15 +17,15 @@ loss=8
 slack=12	# detecting the dead link (ACK timeout, retries) and reporting
 out=/run/rmbd-loss
 mkdir -p "$out"
-trap 'ip link set d0 up 2> /dev/null || true' EXIT
+trap 'ip link set "$RMBD_NETDEV" up 2> /dev/null || true' EXIT
 
 wait_live_link() {
 	local i
 	for (( i = 0; i < 100; i++ )); do
-		rdma link show rxe0/1 2> /dev/null | grep -q 'state ACTIVE' && return 0
+		rdma link show "$RMBD_RDMA_DEV/1" 2> /dev/null | grep -q 'state ACTIVE' && return 0
 		sleep 0.1
 	done
-	fail "rxe0 not active again"
+	fail "$RMBD_RDMA_DEV not active again"
 }
 
 target_setup loss 64M
@@ -65,7 +65,7 @@ done
 sleep 0.5
 
 t0=$(usec)
-ip link set d0 down
+ip link set "$RMBD_NETDEV" down
 log "link down"
 rc=0
 wait_exit "$writer" $(( loss + slack + 20 )) \
@@ -87,7 +87,7 @@ timeout -k 5 20 dd if="/dev/$dev" of=/dev/null bs=4k count=1 iflag=direct status
 (( rc != 124 && rc != 137 )) || fail "a read on the failed device hung"
 (( rc != 0 )) || fail "a read on the failed device succeeded"
 
-ip link set d0 up
+ip link set "$RMBD_NETDEV" up
 wait_live_link
 sleep 2
 [[ $(dev_field "$dev" state) == failed ]] || fail "a failed device came back by itself"
@@ -124,13 +124,13 @@ fi
 log "reconnected as /dev/$dev: the 16M written before the loss intact; the writer's pass $pass had $done_blocks blocks acknowledged, all there, the rest as before"
 
 # loss_timeout 0: the first failure fails the device, no reconnect.
-ip link set d0 down
+ip link set "$RMBD_NETDEV" down
 t0=$(date +%s)
 rc=0
 timeout -k 5 $(( slack + 20 )) dd if=/dev/zero of="/dev/$dev" bs=4k count=1 \
 	oflag=direct status=none 2> "$out/dd0.err" || rc=$?
 dt=$(( $(date +%s) - t0 ))
-ip link set d0 up
+ip link set "$RMBD_NETDEV" up
 (( rc != 124 && rc != 137 )) || fail "loss_timeout 0: I/O hung"
 (( rc != 0 )) || fail "loss_timeout 0: a write succeeded with the link down"
 state=$(dev_field "$dev" state)

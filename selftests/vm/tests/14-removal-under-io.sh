@@ -19,8 +19,8 @@ cd "$out"
 
 cleanup() {
 	[[ -n ${fio_pid:-} ]] && kill -9 "$fio_pid" 2> /dev/null
-	if ! rdma link show rxe0/1 > /dev/null 2>&1; then
-		rdma link add rxe0 type rxe netdev d0 2> /dev/null || true
+	if ! rdma link show "$RMBD_RDMA_DEV/1" > /dev/null 2>&1; then
+		rdma link add "$RMBD_RDMA_DEV" type "$RMBD_TRANSPORT" netdev "$RMBD_NETDEV" 2> /dev/null || true
 	fi
 	true
 }
@@ -73,13 +73,13 @@ fio_ends_with_error() {
 target_setup rm1 64M
 dev=$(dev_connect rm1 reconnect_delay 1 loss_timeout 120)
 fio_start rdma-del "$dev"
-rdma link delete rxe0 || fail "rdma link delete rxe0 failed"
-log "rxe0 deleted: device $(dev_field "$dev" state)"
+rdma link delete "$RMBD_RDMA_DEV" || fail "rdma link delete $RMBD_RDMA_DEV failed"
+log "$RMBD_RDMA_DEV deleted: device $(dev_field "$dev" state)"
 sleep 3
 st=$(dev_field "$dev" state)
 [[ $st == reconnecting ]] || fail "device $st without its RDMA device, expected reconnecting"
 kill -0 "$fio_pid" 2> /dev/null || fail "fio ended while the device was reconnecting"
-rdma link add rxe0 type rxe netdev d0 || fail "rdma link add failed"
+rdma link add "$RMBD_RDMA_DEV" type "$RMBD_TRANSPORT" netdev "$RMBD_NETDEV" || fail "rdma link add failed"
 # The target's listener went with the device.
 rmbd_cli listener del "$RMBD_ADDR" 2> /dev/null || true
 rmbd_ok listener add "$RMBD_ADDR" > /dev/null
@@ -87,7 +87,7 @@ for (( i = 0; i < 300; i++ )); do
 	[[ $(dev_field "$dev" state) == live ]] && break
 	sleep 0.1
 done
-[[ $(dev_field "$dev" state) == live ]] || fail "device not live 30 s after rxe0 came back"
+[[ $(dev_field "$dev" state) == live ]] || fail "device not live 30 s after $RMBD_RDMA_DEV came back"
 sleep 3
 kill -0 "$fio_pid" 2> /dev/null || fail "fio ended after the reconnect: $(tail -n 5 "$out/rdma-del.out")"
 kill -INT "$fio_pid"

@@ -18,7 +18,7 @@ attempts=4
 out=/run/rmbd-reconnect
 mkdir -p "$out"
 cleanup() {
-	ip link set d0 up 2> /dev/null
+	ip link set "$RMBD_NETDEV" up 2> /dev/null
 	[[ -n ${mon:-} ]] && kill "$mon" 2> /dev/null
 	[[ -n ${writer:-} ]] && kill "$writer" 2> /dev/null
 	return 0
@@ -39,7 +39,7 @@ sleep 1
 # held; the link comes back once the device noticed.
 rmbd_ok listener del "$RMBD_ADDR"
 head -c 1M /dev/urandom > "$out/data"
-ip link set d0 down
+ip link set "$RMBD_NETDEV" down
 dd if="$out/data" of="/dev/$dev" bs=1M oflag=direct status=none 2> "$out/dd.err" &
 writer=$!
 t0=$(usec)
@@ -47,7 +47,7 @@ while [[ $(dev_field "$dev" state) == live ]]; do
 	(( $(usec) - t0 < 20000000 )) || fail "the device did not notice the link loss in 20 s"
 	sleep 0.1
 done
-ip link set d0 up
+ip link set "$RMBD_NETDEV" up
 log "device $(dev_field "$dev" state)"
 
 # Wait for ATTEMPTS reconnecting events after the loss.

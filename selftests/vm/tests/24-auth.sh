@@ -20,7 +20,7 @@ mkdir -p "$out"
 me=$(rmbd_cli host) || fail "no host identity"
 rmbd_ok secret generate "$out/s1"
 rmbd_ok secret generate "$out/s2"
-cleanup() { ip link set d0 up 2> /dev/null || true; }
+cleanup() { ip link set "$RMBD_NETDEV" up 2> /dev/null || true; }
 trap cleanup EXIT
 
 refused() {	# WHAT EXPORT WHY [dev connect args]

@@ -24,7 +24,7 @@ mkdir -p "$out"
 me=$(rmbd_cli host) || fail "no host identity"
 hb=nqn.x:host-b
 cleanup() {
-	ip link set d0 up 2> /dev/null || true
+	ip link set "$RMBD_NETDEV" up 2> /dev/null || true
 	[[ -n ${ppid_:-} ]] && kill "$ppid_" 2> /dev/null
 	true
 }

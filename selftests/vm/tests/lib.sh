@@ -8,8 +8,13 @@ RMBD_BIN=${RMBD_BIN:-$RMBD_REPO/tools/rmbd}
 RMBD_TARGET_KO=${RMBD_TARGET_KO:-$RMBD_REPO/kmod/rmbd-target.ko}
 RMBD_CLIENT_KO=${RMBD_CLIENT_KO:-$RMBD_REPO/kmod/rmbd-client.ko}
 
-# Soft-RoCE address the guest runner configures on d0.
+# The soft RDMA device the test runs over, its netdev and address, as
+# the guest runner sets them up: soft-RoCE's rxe0 on d0, or soft-iWARP's
+# siw0 on d1 for a test run as TEST@siw.
+RMBD_TRANSPORT=${RMBD_TRANSPORT:-rxe}
+RMBD_NETDEV=${RMBD_NETDEV:-d0}
 RMBD_ADDR=${RMBD_ADDR:-10.200.0.1}
+RMBD_RDMA_DEV=${RMBD_TRANSPORT}0
 RMBD_PORT=7470
 
 log() { printf '%s\n' "$*"; }
@@ -108,7 +113,13 @@ rmbd_load_modules() {
 			log "$ko not built"
 			continue
 		fi
-		insmod "$ko" || { log "insmod $ko failed"; rc=1; }
+		# shellcheck disable=SC2086 # parameters, one per word
+		if [[ $ko == "$RMBD_CLIENT_KO" ]]; then
+			insmod "$ko" ${RMBD_CLIENT_PARAMS:-} ||
+				{ log "insmod $ko ${RMBD_CLIENT_PARAMS:-} failed"; rc=1; }
+		else
+			insmod "$ko" || { log "insmod $ko failed"; rc=1; }
+		fi
 	done
 	return "$rc"
 }
@@ -131,6 +142,26 @@ require_peer() {
 	peer=$RMBD_REPO/selftests/vm/rmbd-peer
 	[[ -x $peer ]] || fail "$peer not built (make -C selftests)"
 	modprobe -a ib_uverbs rdma_ucm || fail "cannot load ib_uverbs and rdma_ucm"
+}
+
+# RDMA READs land in regions registered per request over iWARP and with
+# read_mr=1; the disk then has a page as its virtual boundary
+# (rmbd_c_disk_add()).  Fail unless DEV's boundary is what the transport
+# and the parameter make it.
+check_read_sinks() {	# DEV
+	local want=0 got
+	# A READ first: the stricter siw (selftests/debug-kernel/patches/0004)
+	# fails one into a sink without REMOTE_WRITE, as iWARP NICs do.
+	timeout 30 dd if="/dev/$1" of=/dev/null bs=1M count=1 iflag=direct status=none ||
+		fail "reading 1 MiB of $1 over $RMBD_TRANSPORT failed or hung: $(dmesg | grep -m 1 'RDMA READ failed')"
+	if [[ $RMBD_TRANSPORT == siw ||
+	      $(cat /sys/module/rmbd_client/parameters/read_mr) == Y ]]; then
+		want=4095
+	fi
+	got=$(cat "/sys/block/$1/queue/virt_boundary_mask")
+	(( got == want )) ||
+		fail "$1: virt_boundary_mask $got, wanted $want (READs over $RMBD_TRANSPORT, read_mr=$(cat /sys/module/rmbd_client/parameters/read_mr))"
+	log "$1: READ sinks $( (( want )) && echo "registered per request" || echo "at the local DMA lkey" ) over $RMBD_TRANSPORT"
 }
 
 # JSON helpers.
@@ -163,22 +194,38 @@ wait_gone() {
 	return 1
 }
 
-# Take the link d0 down until device DEV noticed (at least 2 s, at most
+# The test's link down and up again.  Over siw its address goes as well:
+# its TCP would otherwise go on over the loopback, where siw's traffic to
+# a local address flows whatever the link.
+link_down() {
+	[[ $RMBD_TRANSPORT != siw ]] || ip addr del "$RMBD_ADDR/24" dev "$RMBD_NETDEV"
+	ip link set "$RMBD_NETDEV" down
+}
+link_up() {
+	ip link set "$RMBD_NETDEV" up
+	[[ $RMBD_TRANSPORT != siw ]] || ip addr replace "$RMBD_ADDR/24" dev "$RMBD_NETDEV"
+}
+
+# Take the test's link (d0) down until device DEV noticed (at least 2 s, at most
 # 20 s), bring it up, and wait up to 60 s for DEV to be live again with
 # its reconnect count up.  Timed by the clock: a command takes long on
 # the debug kernel.
 link_flap() {		# DEV
-	local dev=$1 before noticed=0 t0 state
+	local dev=$1 before noticed=0 t0 state limit=20
+	# Over siw nothing fails at once: a WRITE completes into TCP, a
+	# READ waits for TCP's retransmissions; the keepalive, sent every
+	# 10 s and answered within 10 s, notices.
+	[[ $RMBD_TRANSPORT == siw ]] && limit=35
 	before=$(dev_field "$dev" reconnects)
-	ip link set d0 down
+	link_down
 	t0=$(usec)
 	while :; do
 		[[ $(dev_field "$dev" state) != live ]] && noticed=1
-		(( $(usec) - t0 >= (noticed ? 2000000 : 20000000) )) && break
+		(( $(usec) - t0 >= (noticed ? 2000000 : limit * 1000000) )) && break
 		sleep 0.1
 	done
-	ip link set d0 up
-	(( noticed )) || fail "$dev stayed live with its link down for 20 s"
+	link_up
+	(( noticed )) || fail "$dev stayed live with its link down for $limit s"
 	t0=$(usec)
 	while state=$(dev_field "$dev" state); [[ $state != live ]]; do
 		(( $(usec) - t0 < 60000000 )) ||
