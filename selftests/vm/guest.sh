@@ -136,7 +136,8 @@ stuck_tasks() {
 
 # Soft-RoCE over a dummy netdev, d0 (10.200.0.1); MTU 4500 gives a
 # 4096-byte RDMA MTU.  When the job runs tests over soft-iWARP too
-# (TEST@siw), siw0 on a second one, d1 (10.201.0.1).  A job with
+# (TEST@siw), siw0 on a second one, d1 (10.202.0.1: 04-bad-input takes
+# 10.201.0.9 for an address nobody routes to).  A job with
 # LOCAL_RXE=0 (two-vm.sh's, whose tests bring up their own on the NIC)
 # loads the modules only.
 setup_rxe() {
@@ -151,7 +152,7 @@ setup_rxe() {
 	setup_netdev d0 10.200.0.1 && rdma link add rxe0 type rxe netdev d0 ||
 		return 1
 	if [[ " ${TESTS[*]} " == *@siw\ * ]]; then
-		setup_netdev d1 10.201.0.1 &&
+		setup_netdev d1 10.202.0.1 &&
 			rdma link add siw0 type siw netdev d1 || return 1
 	fi
 }
@@ -228,7 +229,7 @@ for t in "${TESTS[@]}"; do
 		cd "$(dirname "$t")" || exit 1
 		trc=0
 		if [[ $transport == siw ]]; then
-			export RMBD_TRANSPORT=siw RMBD_NETDEV=d1 RMBD_ADDR=10.201.0.1
+			export RMBD_TRANSPORT=siw RMBD_NETDEV=d1 RMBD_ADDR=10.202.0.1
 		fi
 		timeout -k 10 "$tmo" bash "$t" || trc=$?
 		echo "$BASHPID" > /sys/fs/cgroup/cgroup.procs
