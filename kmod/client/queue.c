@@ -332,6 +332,7 @@ static int rmbd_c_first_device(struct rmbd_c_dev *dev, struct ib_device *ibdev,
 		int ret = PTR_ERR(dev->pd);
 
 		dev->pd = NULL;
+		*why = "cannot allocate a protection domain";
 		return ret;
 	}
 	dev->ibdev = ibdev;
@@ -357,8 +358,10 @@ static int rmbd_c_queue_connect(struct rmbd_c_dev *dev, unsigned int idx,
 	q->cm_why = NULL;
 	cm_id = rdma_create_id(&init_net, rmbd_c_cm_handler, q, RDMA_PS_TCP,
 			       IB_QPT_RC);
-	if (IS_ERR(cm_id))
+	if (IS_ERR(cm_id)) {
+		*why = "cannot create an RDMA CM id";
 		return PTR_ERR(cm_id);
+	}
 	q->cm_id = cm_id;
 
 	ret = rdma_resolve_addr(cm_id, NULL, (struct sockaddr *)&dev->addr,
