@@ -62,11 +62,6 @@ static void rmbd_c_init_wr(struct ib_rdma_wr *wr, enum ib_wr_opcode opcode,
 }
 
 /*
- * The work requests of a read or write: @count SGEs from req->sge, at
- * most dev->wr_sges per work request, to consecutive remote addresses
- * from @off in @slab.  The last one is req->wr.
- */
-/*
  * On iWARP (dev->signal_each) a write's last work request, @req->wr, is a
  * zero-length RDMA READ after its WRITEs, the last of them @prev: its
  * response comes once the target placed them.
@@ -80,6 +75,11 @@ static void rmbd_c_init_flush(struct rmbd_c_dev *dev, struct rmbd_c_req *req,
 	prev->wr.next = &req->wr.wr;
 }
 
+/*
+ * The work requests of a read or write: @count SGEs from req->sge, at
+ * most dev->wr_sges per work request, to consecutive remote addresses
+ * from @off in @slab.  The last one is req->wr.
+ */
 static void rmbd_c_setup_rw(struct rmbd_c_dev *dev, struct rmbd_c_req *req,
 			    enum ib_wr_opcode opcode, int count,
 			    const struct rmbd_c_slab *slab, u64 off)
@@ -177,11 +177,11 @@ static blk_status_t rmbd_c_setup_zeroes(struct rmbd_c_dev *dev,
 {
 	u64 first = min_t(u64, len, dev->slabs[idx].len - off);
 	struct ib_sge *sge = req->sge;
+	struct ib_rdma_wr *wr;
 
 	if (unlikely(len > dev->zero_len))
 		return BLK_STS_IOERR;
 	req->nents = 0;
-	req->head = &req->wr.wr;
 	if (first < len) {
 		if (unlikely(idx + 1 >= dev->nr_slabs ||
 			     len - first > dev->slabs[idx + 1].len))
@@ -191,7 +191,6 @@ static blk_status_t rmbd_c_setup_zeroes(struct rmbd_c_dev *dev,
 		sge->lkey = dev->zero_mr->lkey;
 		rmbd_c_init_wr(&req->parts[0], IB_WR_RDMA_WRITE, sge, 1,
 			       &dev->slabs[idx], off);
-		req->parts[0].wr.next = &req->wr.wr;
 		req->head = &req->parts[0].wr;
 		sge++;
 		idx++;
@@ -201,20 +200,15 @@ static blk_status_t rmbd_c_setup_zeroes(struct rmbd_c_dev *dev,
 	sge->addr = dev->zero_mr->iova;
 	sge->length = len;
 	sge->lkey = dev->zero_mr->lkey;
-	if (dev->signal_each) {
-		struct ib_rdma_wr *wr = &req->parts[sge - req->sge];
-
-		rmbd_c_init_wr(wr, IB_WR_RDMA_WRITE, sge, 1, &dev->slabs[idx],
-			       off);
-		if (sge != req->sge)
-			req->parts[0].wr.next = &wr->wr;
-		else
-			req->head = &wr->wr;
+	/* The last WRITE, unless a flush follows it (rmbd_c_init_flush()) */
+	wr = dev->signal_each ? &req->parts[sge - req->sge] : &req->wr;
+	rmbd_c_init_wr(wr, IB_WR_RDMA_WRITE, sge, 1, &dev->slabs[idx], off);
+	if (sge != req->sge)
+		req->parts[0].wr.next = &wr->wr;
+	else
+		req->head = &wr->wr;
+	if (dev->signal_each)
 		rmbd_c_init_flush(dev, req, wr, &dev->slabs[idx], off);
-		return BLK_STS_OK;
-	}
-	rmbd_c_init_wr(&req->wr, IB_WR_RDMA_WRITE, sge, 1, &dev->slabs[idx],
-		       off);
 	return BLK_STS_OK;
 }
 
@@ -250,6 +244,7 @@ static blk_status_t rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
 	/* The block layer only warns about writes to a read-only disk. */
 	if (unlikely(dev->read_only && op_is_write(req_op(rq))))
 		return BLK_STS_IOERR;
+	req->queue = q;
 	switch (req_op(rq)) {
 	case REQ_OP_READ:
 		opcode = IB_WR_RDMA_READ;
@@ -272,7 +267,6 @@ static blk_status_t rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
 	count = rmbd_c_map_data(dev, rq, req);
 	if (unlikely(!count))
 		return BLK_STS_RESOURCE;
-	req->queue = q;
 	if (opcode == IB_WR_RDMA_READ && dev->read_mr) {
 		status = rmbd_c_setup_read_mr(dev, req, count,
 					      &dev->slabs[idx], off);
@@ -287,7 +281,6 @@ static blk_status_t rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
 
 queue:
 	blk_mq_start_request(rq);
-	req->queue = q;
 	req->status = BLK_STS_OK;
 	if (dev->signal_each)
 		req->wr.wr.send_flags |= IB_SEND_SIGNALED;

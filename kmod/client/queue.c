@@ -255,12 +255,12 @@ MODULE_PARM_DESC(read_mr,
  * read_mr parameter), else at the PD's local DMA lkey.  Returns the pages
  * one region takes, 0 for none, or a negative errno with @why.
  */
-static int rmbd_c_read_sink(struct ib_device *ibdev, u32 port,
+static int rmbd_c_read_sink(struct ib_device *ibdev, bool iwarp,
 			    const char **why)
 {
 	struct ib_device_attr *attrs = &ibdev->attrs;
 
-	if (!rdma_protocol_iwarp(ibdev, port) && !read_mr)
+	if (!iwarp && !read_mr)
 		return 0;
 	if (!(attrs->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS) ||
 	    attrs->max_fast_reg_page_list_len < 2) {
@@ -276,10 +276,11 @@ static int rmbd_c_first_device(struct rmbd_c_dev *dev, struct ib_device *ibdev,
 			       u32 port, const char **why)
 {
 	struct ib_device_attr *attrs = &ibdev->attrs;
+	bool iwarp = rdma_protocol_iwarp(ibdev, port);
 	unsigned int wr, rd, req_wrs;
 	int mr_pages;
 
-	mr_pages = rmbd_c_read_sink(ibdev, port, why);
+	mr_pages = rmbd_c_read_sink(ibdev, iwarp, why);
 	if (mr_pages < 0)
 		return mr_pages;
 	/* SGEs per work request, per direction: a READ has its own limit. */
@@ -296,12 +297,12 @@ static int rmbd_c_first_device(struct rmbd_c_dev *dev, struct ib_device *ibdev,
 			return -EXDEV;
 		}
 		if ((mr_pages > 0) != dev->read_mr || mr_pages < dev->mr_pages ||
-		    rdma_protocol_iwarp(ibdev, port) != dev->signal_each) {
+		    iwarp != dev->signal_each) {
 			*why = "the RDMA device is of another transport than the device was created with";
 			return -EXDEV;
 		}
 	} else {
-		dev->signal_each = rdma_protocol_iwarp(ibdev, port);
+		dev->signal_each = iwarp;
 		dev->wr_sges = wr;
 		dev->rd_sges = rd;
 		dev->read_mr = mr_pages > 0;
