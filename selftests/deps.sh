@@ -42,6 +42,9 @@ required=(
 	nvme-cli
 	nbd-server
 	nbd-client
+	mdadm
+	lvm2
+	cryptsetup-bin
 )
 optional=(
 	linux-source-6.1

@@ -289,6 +289,14 @@ rmbd_reset() {
 		umount -l "$m" || rc=1
 	done < <(awk '$1 ~ /^\/dev\/rmbd/ {print $2}' /proc/mounts)
 	swapoff -a 2>/dev/null
+	# What a failed test stacked on rmbd devices: md arrays, device-mapper
+	# targets (dm-crypt, LVM).
+	if command -v mdadm > /dev/null; then
+		mdadm --stop --scan > /dev/null 2>&1 || true
+	fi
+	if command -v dmsetup > /dev/null; then
+		dmsetup remove_all > /dev/null 2>&1 || true
+	fi
 	if [[ -x $RMBD_BIN ]] && rmbd_modules_loaded; then
 		for d in $(rmbd_cli -j dev show 2>/dev/null | jq -r '.[].name' 2>/dev/null); do
 			timeout 60 "$RMBD_BIN" dev disconnect "$d" || rc=1
