@@ -232,10 +232,15 @@ static blk_status_t rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
 	if (unlikely(test_bit(RMBD_C_DEV_DEAD, &dev->flags)))
 		return BLK_STS_IOERR;
 	if (unlikely(!test_bit(RMBD_C_Q_LIVE, &q->flags))) {
-		/* Recovering: blk-mq retries it once the queues are back. */
+		/*
+		 * Recovering: blk-mq retries it once the queues are back,
+		 * unless its submitter (md's failfast, dm-multipath) would
+		 * rather see the path error now.
+		 */
 		if (test_bit(RMBD_C_DEV_RECOVERING, &dev->flags) &&
 		    !test_bit(RMBD_C_DEV_DEAD, &dev->flags))
-			return BLK_STS_RESOURCE;
+			return blk_noretry_request(rq) ? BLK_STS_TRANSPORT :
+							 BLK_STS_RESOURCE;
 		return BLK_STS_IOERR;
 	}
 	if (unlikely(idx >= dev->nr_slabs || off >= dev->slabs[idx].len))
@@ -308,11 +313,16 @@ static void rmbd_c_complete_rq(struct request *rq)
 	/*
 	 * A request that failed with the connection is parked until the
 	 * session is back (or the loss timeout ends the wait).  Redoing a
-	 * READ or WRITE that may have happened already is harmless.
+	 * READ or WRITE that may have happened already is harmless.  A
+	 * fail-fast one fails now, with a path error.
 	 */
 	if (unlikely(req->status) &&
 	    test_bit(RMBD_C_DEV_RECOVERING, &dev->flags) &&
 	    !test_bit(RMBD_C_DEV_DEAD, &dev->flags)) {
+		if (blk_noretry_request(rq)) {
+			blk_mq_end_request(rq, BLK_STS_TRANSPORT);
+			return;
+		}
 		/* Kick: the device may give up before anyone else kicks. */
 		blk_mq_requeue_request(rq, true);
 		return;
