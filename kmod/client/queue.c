@@ -220,9 +220,15 @@ static noinline int rmbd_c_create_qp(struct rmbd_c_dev *dev, struct rmbd_c_queue
 	ret = rdma_create_qp(q->cm_id, dev->pd, &attr);
 	if (ret)
 		goto out_free_cq;
-	/* A provider may round up, never down: then it is none of ours. */
-	if (attr.cap.max_send_wr < send_wr ||
-	    attr.cap.max_send_sge < (q->idx ? dev->wr_sges : 1)) {
+	/*
+	 * A provider may round up, never down: then it is none of ours.
+	 * Fewer work requests may fit a smaller depth; fewer SGEs never do.
+	 */
+	if (attr.cap.max_send_sge < (q->idx ? dev->wr_sges : 1)) {
+		ret = -EOPNOTSUPP;
+		goto out_destroy_qp;
+	}
+	if (attr.cap.max_send_wr < send_wr) {
 		ret = -EINVAL;
 		goto out_destroy_qp;
 	}
@@ -405,6 +411,10 @@ static int rmbd_c_queue_connect(struct rmbd_c_dev *dev, unsigned int idx,
 	       q->depth / 2 >= RMBD_C_MIN_DEPTH) {
 		q->depth /= 2;
 		ret = rmbd_c_create_qp(dev, q);
+	}
+	if (ret == -EOPNOTSUPP) {
+		*why = "the RDMA device gave a queue pair fewer SGEs than it announced";
+		return ret;
 	}
 	if (ret) {
 		*why = idx ? "the RDMA device cannot create an I/O queue pair of this depth" :
