@@ -210,6 +210,20 @@ link_up() {
 # 20 s), bring it up, and wait up to 60 s for DEV to be live again with
 # its reconnect count up.  Timed by the clock: a command takes long on
 # the debug kernel.
+# Wait up to 60 s for DEV to be live after its link came back; prints
+# how long it took (ms).  The state is polled by elapsed time (a command
+# takes long on the debug kernel).
+wait_live_again() {	# DEV
+	local t0 state
+	t0=$(usec)
+	while state=$(dev_field "$1" state); [[ $state != live ]]; do
+		(( $(usec) - t0 < 60000000 )) ||
+			fail "$1 is $state 60 s after the link came back"
+		sleep 0.1
+	done
+	echo $(( ($(usec) - t0) / 1000 ))
+}
+
 link_flap() {		# DEV
 	local dev=$1 before noticed=0 t0 state limit=20
 	# Over siw nothing fails at once: a WRITE completes into TCP, a
@@ -226,12 +240,7 @@ link_flap() {		# DEV
 	done
 	link_up
 	(( noticed )) || fail "$dev stayed live with its link down for $limit s"
-	t0=$(usec)
-	while state=$(dev_field "$dev" state); [[ $state != live ]]; do
-		(( $(usec) - t0 < 60000000 )) ||
-			fail "$dev is $state 60 s after the link came back"
-		sleep 0.1
-	done
+	wait_live_again "$dev" > /dev/null
 	(( $(dev_field "$dev" reconnects) > before )) ||
 		fail "$dev live again, but its reconnect count stayed at $before"
 }
