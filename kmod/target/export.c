@@ -233,7 +233,7 @@ int rmbd_export_delete(struct rmbd_export *exp, bool force)
 	list_del_init(&exp->entry);
 	exp->deleted = true;
 	list_for_each_entry(sess, &exp->sessions, export_entry)
-		rmbd_t_session_release_now(sess);
+		rmbd_t_session_schedule_release(sess);
 	mutex_unlock(&rmbd_t_mutex);
 	flush_workqueue(rmbd_t_wq);
 	mutex_lock(&rmbd_t_mutex);
@@ -328,7 +328,7 @@ int rmbd_export_host_del(struct rmbd_export *exp, const char *host,
 	if (!exp->any_host) {
 		list_for_each_entry(sess, &exp->sessions, export_entry) {
 			if (!strcmp(sess->host, h->name)) {
-				rmbd_t_session_release_now(sess);
+				rmbd_t_session_schedule_release(sess);
 				ended = true;
 			}
 		}

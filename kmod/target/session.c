@@ -8,7 +8,6 @@
 #include <linux/slab.h>
 #include <linux/random.h>
 #include <linux/sched/mm.h>
-#include <rdma/ib_cache.h>
 #include <rdma/ib_cm.h>
 #include <crypto/algapi.h>
 #include "auth.h"
@@ -50,54 +49,6 @@ void rmbd_t_session_schedule_release(struct rmbd_t_session *sess)
 		return;
 	if (test_bit(RMBD_T_SESS_ACCEPTED, &sess->flags))
 		rmbd_t_queue_release(sess);
-}
-
-static DECLARE_WAIT_QUEUE_HEAD(rmbd_t_release_waitq);
-
-/*
- * Release @sess now, even while its port is down: for a caller that waits
- * for the release (flush_workqueue()) and cannot wait for a link.  The
- * caller keeps @sess from being freed meanwhile (it found it on a list
- * that the release leaves first, under the lock it holds).
- */
-void rmbd_t_session_release_now(struct rmbd_t_session *sess)
-{
-	set_bit(RMBD_T_SESS_RELEASE_NOW, &sess->flags);
-	rmbd_t_session_schedule_release(sess);
-	wake_up_all(&rmbd_t_release_waitq);
-}
-
-static bool rmbd_t_session_port_active(struct rmbd_t_session *sess)
-{
-	struct rdma_cm_id *cm_id = sess->admin.cm_id;
-	enum ib_port_state state;
-
-	if (!cm_id || !cm_id->device ||
-	    ib_get_cached_port_state(cm_id->device, cm_id->port_num, &state))
-		return true;
-	return state == IB_PORT_ACTIVE;
-}
-
-/*
- * A release of the target's own (the client went silent, a work request
- * failed) says goodbye once the session's port is back: a disconnect
- * request sent on a down soft-RoCE port moves rxe's GSI queue pair to the
- * error state, and the modify back to RTS that the MAD layer then does
- * leaves its receive side in error, so that no connection manager message
- * reaches this device again (rxe in 6.1).  The client waits the same way.
- */
-static void rmbd_t_release_wait_port(struct rmbd_t_session *sess)
-{
-	if (rmbd_t_session_port_active(sess))
-		return;
-	pr_info("session %llx: waiting for port %u of %s to come back before releasing\n",
-		sess->id, sess->admin.cm_id->port_num,
-		dev_name(&sess->admin.cm_id->device->dev));
-	/* Asleep interruptibly: a long outage is no hung task. */
-	while (!wait_event_interruptible_timeout(rmbd_t_release_waitq,
-			test_bit(RMBD_T_SESS_RELEASE_NOW, &sess->flags) ||
-			rmbd_t_session_port_active(sess), HZ))
-		;
 }
 
 static void rmbd_t_wr_error(struct rmbd_t_session *sess, struct ib_wc *wc,
@@ -1079,10 +1030,8 @@ int rmbd_t_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_UNREACHABLE:
 	case RDMA_CM_EVENT_REJECTED:
 	case RDMA_CM_EVENT_ADDR_CHANGE:
-		rmbd_t_session_schedule_release(q->sess);
-		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		rmbd_t_session_release_now(q->sess);
+		rmbd_t_session_schedule_release(q->sess);
 		break;
 	default:
 		break;
@@ -1096,8 +1045,6 @@ static void rmbd_t_release_work(struct work_struct *work)
 		container_of(work, struct rmbd_t_session, release_work);
 	struct rmbd_export *exp;
 	int i;
-
-	rmbd_t_release_wait_port(sess);
 
 	/* No queue joins once the session is off the list. */
 	mutex_lock(&rmbd_t_sess_mutex);
@@ -1158,7 +1105,7 @@ void rmbd_t_release_all(void)
 
 	mutex_lock(&rmbd_t_sess_mutex);
 	list_for_each_entry(sess, &rmbd_t_sessions, entry)
-		rmbd_t_session_release_now(sess);
+		rmbd_t_session_schedule_release(sess);
 	mutex_unlock(&rmbd_t_sess_mutex);
 	flush_workqueue(rmbd_t_wq);
 }

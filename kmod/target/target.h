@@ -110,7 +110,6 @@ enum {
 	RMBD_T_SESS_RELEASING,		/* a release was asked for */
 	RMBD_T_SESS_ACCEPTED,		/* the admin queue was accepted */
 	RMBD_T_SESS_RELEASE_QUEUED,	/* release_work was queued */
-	RMBD_T_SESS_RELEASE_NOW,	/* release without waiting for the port */
 };
 
 struct rmbd_t_session {
@@ -219,7 +218,6 @@ u64 rmbd_exports_mem(void);
 /* session.c */
 int rmbd_t_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev);
 void rmbd_t_session_schedule_release(struct rmbd_t_session *sess);
-void rmbd_t_session_release_now(struct rmbd_t_session *sess);
 void rmbd_t_release_all(void);
 
 static inline bool rmbd_t_is_listener(struct rdma_cm_id *cm_id)
