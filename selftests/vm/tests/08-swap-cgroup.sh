@@ -15,11 +15,7 @@
 set -eu
 source "$(dirname "$0")/lib.sh"
 require_rmbd
-swapverify=$RMBD_REPO/selftests/vm/swapverify
-[[ -x $swapverify ]] || skip "selftests/vm/swapverify not built"
-for t in mkswap swapon swapoff; do
-	command -v "$t" > /dev/null || skip "$t not installed"
-done
+require_swapverify
 
 # MiB, each program's working set and each group's memory.max: half on
 # the debug kernel, where the whole test would take about 30 minutes.
@@ -65,7 +61,6 @@ dev=$(dev_connect swap)
 swap_only_on "$dev"
 log "swap on /dev/$dev: $(awk -v d="/dev/$dev" '$1 == d {print $3 " KiB, priority " $5}' /proc/swaps)"
 
-oom_kills() { awk '$1 == "oom_kill" {print $2}' "$1/memory.events"; }
 
 # Run swapverify in group $1 with the options after it; output in /tmp/sv-$2.
 sv_start() {	# GROUP TAG OPTS...

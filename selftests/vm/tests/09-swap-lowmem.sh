@@ -22,11 +22,7 @@
 set -eu
 source "$(dirname "$0")/lib.sh"
 require_rmbd
-swapverify=$RMBD_REPO/selftests/vm/swapverify
-[[ -x $swapverify ]] || skip "selftests/vm/swapverify not built"
-for t in mkswap swapon swapoff fio; do
-	command -v "$t" > /dev/null || skip "$t not installed"
-done
+require_swapverify fio
 
 stop=/tmp/lowmem-stop
 rm -f "$stop"

@@ -19,15 +19,6 @@ out=/run/rmbd-loss
 mkdir -p "$out"
 trap 'ip link set "$RMBD_NETDEV" up 2> /dev/null || true' EXIT
 
-wait_live_link() {
-	local i
-	for (( i = 0; i < 100; i++ )); do
-		rdma link show "$RMBD_RDMA_DEV/1" 2> /dev/null | grep -q 'state ACTIVE' && return 0
-		sleep 0.1
-	done
-	fail "$RMBD_RDMA_DEV not active again"
-}
-
 target_setup loss 64M
 dev=$(dev_connect loss reconnect_delay 1 loss_timeout "$loss")
 head -c 16M /dev/urandom > "$out/data"

@@ -203,11 +203,7 @@ p=$(passes)
 wait_passes $(( p + 1 )) 120 "degraded array (failfast)"
 fio_stop "degraded array (failfast)"
 log "fio: $(passes) passes, none failed"
-for (( i = 0; i < 600; i++ )); do
-	[[ $(dev_field "$dev" state) == live ]] && break
-	sleep 0.1
-done
-[[ $(dev_field "$dev" state) == live ]] || fail "/dev/$dev did not reconnect: $(dev_field "$dev" state)"
+wait_live_again "$dev" > /dev/null
 mdadm "$md" --remove "/dev/$dev" > "$out/remove" 2>&1 ||
 	{ cat "$out/remove"; fail "mdadm --remove /dev/$dev failed"; }
 readd
@@ -239,10 +235,7 @@ log "fio: $last passes, none failed; passes $(( p + 1 ))..$last on the degraded 
 mdadm "$md" --remove "/dev/$dev" > "$out/remove" 2>&1 ||
 	{ cat "$out/remove"; fail "mdadm --remove /dev/$dev failed"; }
 dev_disconnect "$dev"
-for (( i = 0; i < 100; i++ )); do
-	rdma link show "$RMBD_RDMA_DEV/1" 2> /dev/null | grep -q 'state ACTIVE' && break
-	sleep 0.1
-done
+wait_live_link
 dev=$(dev_connect mirror reconnect_delay 1 loss_timeout "$loss")
 readd
 

@@ -16,11 +16,7 @@
 set -eu
 source "$(dirname "$0")/lib.sh"
 require_rmbd
-swapverify=$RMBD_REPO/selftests/vm/swapverify
-[[ -x $swapverify ]] || skip "selftests/vm/swapverify not built"
-for t in cryptsetup mkswap swapon swapoff; do
-	command -v "$t" > /dev/null || skip "$t not installed"
-done
+require_swapverify cryptsetup
 
 ws=$(rounds 96 48)
 limit=$(rounds 24 12)
@@ -62,7 +58,6 @@ deps=$(dmsetup deps -o devname "$name")
 swap_only_on "mapper/$name"
 log "encrypted swap /dev/mapper/$name over /dev/$dev: $(awk -v d="/dev/mapper/$name" '$1 == d {print $3 " KiB"}' /proc/swaps)"
 
-oom_kills() { awk '$1 == "oom_kill" {print $2}' "$g/memory.events"; }
 writes_of() { awk '{print $7}' "/sys/block/$1/stat"; }	# sectors written
 
 swpout0=$(vmstat_get pswpout)
@@ -109,7 +104,7 @@ wait "$pid" || rc=$?
 sed 's/^/  /' "$out/sv"
 (( rc == 0 )) || fail "swapverify exited with $rc"
 grep -q ' 0 mismatched bytes in 0 pages' "$out/sv" || fail "swapverify printed no clean summary"
-[[ $(oom_kills) == 0 ]] || fail "memory.events: oom_kill $(oom_kills)"
+[[ $(oom_kills "$g") == 0 ]] || fail "memory.events: oom_kill $(oom_kills "$g")"
 swpout=$(( $(vmstat_get pswpout) - swpout0 ))
 in=$(( $(vmstat_get pswpin) - in0 ))
 w=$(( $(writes_of "$dev") - w0 ))

@@ -124,6 +124,20 @@ rmbd_load_modules() {
 	return "$rc"
 }
 
+# Skip the test unless swapverify and the swap tools are built and
+# installed, and the extra TOOLS too; sets swapverify to its path.
+require_swapverify() {	# [TOOLS...]
+	local t
+	swapverify=$RMBD_REPO/selftests/vm/swapverify
+	[[ -x $swapverify ]] || skip "selftests/vm/swapverify not built"
+	for t in mkswap swapon swapoff "$@"; do
+		command -v "$t" > /dev/null || skip "$t not installed"
+	done
+}
+
+# The OOM kills memory cgroup GROUP (a directory) has seen.
+oom_kills() { awk '$1 == "oom_kill" {print $2}' "$1/memory.events"; }
+
 # Skip the test unless the modules and the CLI are there; fail when they
 # are built but would not load.
 require_rmbd() {
@@ -206,10 +220,16 @@ link_up() {
 	[[ $RMBD_TRANSPORT != siw ]] || ip addr replace "$RMBD_ADDR/24" dev "$RMBD_NETDEV"
 }
 
-# Take the test's link (d0) down until device DEV noticed (at least 2 s, at most
-# 20 s), bring it up, and wait up to 60 s for DEV to be live again with
-# its reconnect count up.  Timed by the clock: a command takes long on
-# the debug kernel.
+# Wait up to 10 s for the test's RDMA port to be ACTIVE again.
+wait_live_link() {
+	local i
+	for (( i = 0; i < 100; i++ )); do
+		rdma link show "$RMBD_RDMA_DEV/1" 2> /dev/null | grep -q 'state ACTIVE' && return 0
+		sleep 0.1
+	done
+	fail "$RMBD_RDMA_DEV not active again"
+}
+
 # Wait up to 60 s for DEV to be live after its link came back; prints
 # how long it took (ms).  The state is polled by elapsed time (a command
 # takes long on the debug kernel).
@@ -224,8 +244,12 @@ wait_live_again() {	# DEV
 	echo $(( ($(usec) - t0) / 1000 ))
 }
 
+# Take the test's link (d0) down until device DEV noticed (at least 2 s, at most
+# 20 s), bring it up, and wait up to 60 s for DEV to be live again with
+# its reconnect count up.  Timed by the clock: a command takes long on
+# the debug kernel.
 link_flap() {		# DEV
-	local dev=$1 before noticed=0 t0 state limit=20
+	local dev=$1 before noticed=0 t0 limit=20
 	# Over siw nothing fails at once: a WRITE completes into TCP, a
 	# READ waits for TCP's retransmissions; the keepalive, sent every
 	# 10 s and answered within 10 s, notices.
