@@ -179,14 +179,17 @@ struct rmbd_c_dev {
 	 * (siw: to TCP), not once the target placed it, and before an RDMA
 	 * READ posted ahead of it has its response.  So every request's
 	 * last work request is signaled and its completion covers that
-	 * request alone, and a write ends with a zero-length RDMA READ of
-	 * @flush_sge that the target answers only once the WRITEs before it
-	 * are placed.  Elsewhere the send queue completes in order, a WRITE
+	 * request alone, and a write ends with a one-byte RDMA READ into
+	 * @flush_mr (@flush_sge) that the target answers only once the WRITEs
+	 * before it are placed.  Elsewhere the send queue completes in order, a WRITE
 	 * when the target's RDMA device acknowledged it, and the last request
 	 * of a batch covers the batch.
 	 */
 	bool			signal_each;
 	struct ib_sge		flush_sge;
+	struct ib_mr		*flush_mr;
+	struct page		*flush_page;
+	u64			flush_dma;
 	unsigned int		req_wrs;	/* work requests of a request */
 
 	/*

@@ -63,8 +63,8 @@ static void rmbd_c_init_wr(struct ib_rdma_wr *wr, enum ib_wr_opcode opcode,
 
 /*
  * On iWARP (dev->signal_each) a write's last work request, @req->wr, is a
- * zero-length RDMA READ after its WRITEs, the last of them @prev: its
- * response comes once the target placed them.
+ * one-byte RDMA READ into dev->flush_mr after its WRITEs, the last of them
+ * @prev: its response comes once the target placed them.
  */
 static void rmbd_c_init_flush(struct rmbd_c_dev *dev, struct rmbd_c_req *req,
 			      struct ib_rdma_wr *prev,

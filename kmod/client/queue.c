@@ -345,9 +345,6 @@ static int rmbd_c_first_device(struct rmbd_c_dev *dev, struct ib_device *ibdev,
 	dev->ibdev = ibdev;
 	dev->soft_post = ibdev->ops.driver_id == RDMA_DRIVER_RXE ||
 			 ibdev->ops.driver_id == RDMA_DRIVER_SIW;
-	dev->flush_sge.addr = 0;
-	dev->flush_sge.length = 0;
-	dev->flush_sge.lkey = dev->pd->local_dma_lkey;
 	return 0;
 }
 
@@ -873,6 +870,32 @@ static noinline int rmbd_c_map(struct rmbd_c_dev *dev, u32 idx, const char **why
 ALLOW_ERROR_INJECTION(rmbd_c_map, ERRNO);
 
 /*
+ * Fast-register @mr with @access on the admin queue and wait for it.
+ * -ETIMEDOUT: the drain at session stop completes the work request, so the
+ * caller keeps @mr for the session's teardown to deregister.
+ */
+static int rmbd_c_reg_mr(struct rmbd_c_dev *dev, struct ib_mr *mr, int access)
+{
+	struct ib_reg_wr wr = { };
+	int ret;
+
+	wr.wr.opcode = IB_WR_REG_MR;
+	wr.wr.wr_cqe = &dev->send_cqe;
+	wr.wr.send_flags = IB_SEND_SIGNALED;
+	wr.mr = mr;
+	wr.key = mr->rkey;
+	wr.access = access;
+	reinit_completion(&dev->send_done);
+	ret = ib_post_send(dev->queues[0].cm_id->qp, &wr.wr, NULL);
+	if (ret)
+		return ret;
+	if (!wait_for_completion_timeout(&dev->send_done,
+					 RMBD_C_ADMIN_TIMEOUT))
+		return -ETIMEDOUT;
+	return dev->send_status == IB_WC_SUCCESS ? 0 : -EIO;
+}
+
+/*
  * Register @zero_mr: a local-only MR whose every page is the zero page, the
  * source of the RDMA WRITEs that carry out discard and write zeroes.  One
  * work request zeroes up to zero_len bytes and the target CPU does nothing.
@@ -881,7 +904,6 @@ ALLOW_ERROR_INJECTION(rmbd_c_map, ERRNO);
 static noinline int rmbd_c_zero_mr_setup(struct rmbd_c_dev *dev, const char **why)
 {
 	struct ib_device_attr *attrs = &dev->ibdev->attrs;
-	struct ib_reg_wr wr = { };
 	struct scatterlist *sgl, *sg;
 	unsigned int pages, usable, i;
 	struct ib_mr *mr;
@@ -935,27 +957,15 @@ static noinline int rmbd_c_zero_mr_setup(struct rmbd_c_dev *dev, const char **wh
 	}
 
 	/* No access rights: only this PD's own work requests read it. */
-	wr.wr.opcode = IB_WR_REG_MR;
-	wr.wr.wr_cqe = &dev->send_cqe;
-	wr.wr.send_flags = IB_SEND_SIGNALED;
-	wr.mr = mr;
-	wr.key = mr->rkey;
-	wr.access = 0;
-	reinit_completion(&dev->send_done);
-	ret = ib_post_send(dev->queues[0].cm_id->qp, &wr.wr, NULL);
-	if (ret)
-		goto out_dereg;
-	if (!wait_for_completion_timeout(&dev->send_done,
-					 RMBD_C_ADMIN_TIMEOUT)) {
+	ret = rmbd_c_reg_mr(dev, mr, 0);
+	if (ret == -ETIMEDOUT) {
 		/* The drain at session stop completes it; keep the MR. */
 		dev->zero_mr = mr;
 		*why = "registering the zero region timed out";
-		return -ETIMEDOUT;
+		return ret;
 	}
-	if (dev->send_status != IB_WC_SUCCESS) {
-		ret = -EIO;
+	if (ret)
 		goto out_dereg;
-	}
 	dev->zero_mr = mr;
 	dev->zero_len = usable << PAGE_SHIFT;
 	return 0;
@@ -978,6 +988,84 @@ static void rmbd_c_zero_mr_free(struct rmbd_c_dev *dev)
 	dev->zero_mr = NULL;
 	dev->zero_len = 0;
 }
+
+static void rmbd_c_flush_mr_free(struct rmbd_c_dev *dev)
+{
+	if (dev->flush_mr) {
+		ib_dereg_mr(dev->flush_mr);
+		dev->flush_mr = NULL;
+	}
+	if (dev->flush_page) {
+		ib_dma_unmap_page(dev->ibdev, dev->flush_dma, PAGE_SIZE,
+				  DMA_FROM_DEVICE);
+		__free_page(dev->flush_page);
+		dev->flush_page = NULL;
+	}
+}
+
+/*
+ * iWARP: register @flush_mr, the sink of the one-byte RDMA READ that ends
+ * every write (rmbd_c_init_flush()): a page of the device's own that
+ * nothing reads.  Not a zero-length READ, which iWARP allows: siw answers
+ * one that follows a READ response on the same queue pair with that
+ * response's length, and the requester then drops the connection.  As
+ * every READ sink on iWARP, it is registered with REMOTE_WRITE; a target
+ * that writes there at will changes nothing but that page.
+ */
+static noinline int rmbd_c_flush_mr_setup(struct rmbd_c_dev *dev,
+					  const char **why)
+{
+	struct scatterlist sg;
+	struct ib_mr *mr;
+	int n, ret;
+
+	if (!dev->signal_each)
+		return 0;
+	dev->flush_page = alloc_page(GFP_KERNEL);
+	if (!dev->flush_page)
+		return -ENOMEM;
+	dev->flush_dma = ib_dma_map_page(dev->ibdev, dev->flush_page, 0,
+					 PAGE_SIZE, DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(dev->ibdev, dev->flush_dma)) {
+		__free_page(dev->flush_page);
+		dev->flush_page = NULL;
+		return -ENOMEM;
+	}
+	mr = ib_alloc_mr(dev->pd, IB_MR_TYPE_MEM_REG, 1);
+	if (IS_ERR(mr)) {
+		ret = PTR_ERR(mr);
+		goto out_free;
+	}
+	sg_init_table(&sg, 1);
+	sg_set_page(&sg, dev->flush_page, PAGE_SIZE, 0);
+	sg_dma_address(&sg) = dev->flush_dma;
+	sg_dma_len(&sg) = PAGE_SIZE;
+	n = ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE);
+	if (n != 1) {
+		ib_dereg_mr(mr);
+		ret = n < 0 ? n : -EINVAL;
+		goto out_free;
+	}
+	/* Kept on a timeout too: the session's teardown deregisters it. */
+	dev->flush_mr = mr;
+	ret = rmbd_c_reg_mr(dev, mr, IB_ACCESS_LOCAL_WRITE |
+			   IB_ACCESS_REMOTE_WRITE);
+	if (ret == -ETIMEDOUT) {
+		*why = "registering the sink of the READ that ends a write timed out";
+		return ret;
+	}
+	if (ret)
+		goto out_free;
+	dev->flush_sge.addr = mr->iova;
+	dev->flush_sge.length = 1;
+	dev->flush_sge.lkey = mr->lkey;
+	return 0;
+
+out_free:
+	rmbd_c_flush_mr_free(dev);
+	return ret;
+}
+ALLOW_ERROR_INJECTION(rmbd_c_flush_mr_setup, ERRNO);
 
 /*
  * The queues outlive sessions: blk-mq's hardware contexts point at them
@@ -1057,6 +1145,11 @@ int rmbd_c_session_start(struct rmbd_c_dev *dev, const char **why)
 	ret = rmbd_c_zero_mr_setup(dev, why);
 	if (ret) {
 		rmbd_c_why(why, "cannot register the zero region for discards");
+		return ret;
+	}
+	ret = rmbd_c_flush_mr_setup(dev, why);
+	if (ret) {
+		rmbd_c_why(why, "cannot register the sink of the READ that ends a write");
 		return ret;
 	}
 	for (i = 1; i < dev->nr_queues; i++) {
@@ -1240,6 +1333,7 @@ void rmbd_c_session_teardown(struct rmbd_c_dev *dev)
 	}
 	for (i = 0; i < dev->nr_queues; i++)
 		rmbd_c_queue_destroy_qp(&dev->queues[i]);
+	rmbd_c_flush_mr_free(dev);
 	rmbd_c_zero_mr_free(dev);
 	rmbd_c_admin_free(dev);
 	if (dev->pd) {
