@@ -129,11 +129,10 @@ vm_lane() {
 }
 
 # The data tests over soft-iWARP as well (TEST@siw, in the same VM):
-# registered READ sinks, a flush per write, siw's own completion order.
-# Not yet 08-swap-cgroup@siw (swap over siw with a flush per write takes
-# minutes) and 12-link-flap@siw (fio failed in a flap once): they run
-# when named.
-siw_tests="00-rxe@siw 01-data-verify@siw 03-ext4@siw"
+# registered READ sinks, a flush per write, siw's own completion order,
+# swap and link flaps.
+siw_tests="00-rxe@siw 01-data-verify@siw 03-ext4@siw 08-swap-cgroup@siw
+	12-link-flap@siw"
 
 if [[ -z ${RMBD_SKIP_VM:-} ]]; then
 	echo "# VM suite"
