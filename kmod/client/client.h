@@ -47,9 +47,8 @@ enum {
 
 /* rmbd_c_dev.flags */
 enum {
-	RMBD_C_DEV_RECOVERING,	/* failed requests are requeued, not ended */
+	RMBD_C_DEV_RECOVERING,	/* requests wait on the requeue list */
 	RMBD_C_DEV_DEAD,	/* no reconnect: requests fail with EIO */
-	RMBD_C_DEV_QUIESCED,	/* the recovery quiesced the request queue */
 	RMBD_C_DEV_IBDEV_GONE,	/* rdma_cm removes the RDMA device under us */
 	RMBD_C_DEV_ERR_PENDING,	/* err_work found recovery_lock taken */
 };

@@ -212,6 +212,33 @@ static blk_status_t rmbd_c_setup_zeroes(struct rmbd_c_dev *dev,
 	return BLK_STS_OK;
 }
 
+/*
+ * Recovering: @rq (started) waits on the requeue list, unkicked, until the
+ * session is back or the device gives up, when rmbd_c_release_requests()
+ * kicks the list.  Kick it here if that happened meanwhile.
+ */
+static void rmbd_c_park(struct rmbd_c_dev *dev, struct request *rq)
+{
+	blk_mq_requeue_request(rq, false);
+	/* Pairs with the barrier in rmbd_c_release_requests(). */
+	smp_mb();
+	if (!test_bit(RMBD_C_DEV_RECOVERING, &dev->flags) ||
+	    test_bit(RMBD_C_DEV_DEAD, &dev->flags))
+		blk_mq_kick_requeue_list(rq->q);
+}
+
+/*
+ * Recovering, and @rq's submitter (md's failfast, dm-multipath, readahead)
+ * would rather see a path error now than wait: a failed readahead is
+ * read again when it is needed, so it fails without a log line.
+ */
+static blk_status_t rmbd_c_fail_fast(struct request *rq)
+{
+	if (rq->cmd_flags & REQ_RAHEAD)
+		rq->rq_flags |= RQF_QUIET;
+	return BLK_STS_TRANSPORT;
+}
+
 static blk_status_t rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
 				    const struct blk_mq_queue_data *bd)
 {
@@ -231,18 +258,18 @@ static blk_status_t rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
 	/* Given up: fail at once, without a look at the session. */
 	if (unlikely(test_bit(RMBD_C_DEV_DEAD, &dev->flags)))
 		return BLK_STS_IOERR;
-	if (unlikely(!test_bit(RMBD_C_Q_LIVE, &q->flags))) {
-		/*
-		 * Recovering: blk-mq retries it once the queues are back,
-		 * unless its submitter (md's failfast, dm-multipath) would
-		 * rather see the path error now.
-		 */
-		if (test_bit(RMBD_C_DEV_RECOVERING, &dev->flags) &&
-		    !test_bit(RMBD_C_DEV_DEAD, &dev->flags))
-			return blk_noretry_request(rq) ? BLK_STS_TRANSPORT :
-							 BLK_STS_RESOURCE;
-		return BLK_STS_IOERR;
+	/* Pairs with rmbd_c_release_requests(): the new session's state. */
+	if (unlikely(test_bit_acquire(RMBD_C_DEV_RECOVERING, &dev->flags))) {
+		if (blk_noretry_request(rq))
+			return rmbd_c_fail_fast(rq);
+		blk_mq_start_request(rq);
+		rmbd_c_park(dev, rq);
+		if (bd->last)
+			rmbd_c_post_batch(q);
+		return BLK_STS_OK;
 	}
+	if (unlikely(!test_bit(RMBD_C_Q_LIVE, &q->flags)))
+		return BLK_STS_IOERR;
 	if (unlikely(idx >= dev->nr_slabs || off >= dev->slabs[idx].len))
 		return BLK_STS_IOERR;
 
@@ -319,12 +346,10 @@ static void rmbd_c_complete_rq(struct request *rq)
 	if (unlikely(req->status) &&
 	    test_bit(RMBD_C_DEV_RECOVERING, &dev->flags) &&
 	    !test_bit(RMBD_C_DEV_DEAD, &dev->flags)) {
-		if (blk_noretry_request(rq)) {
-			blk_mq_end_request(rq, BLK_STS_TRANSPORT);
-			return;
-		}
-		/* Kick: the device may give up before anyone else kicks. */
-		blk_mq_requeue_request(rq, true);
+		if (blk_noretry_request(rq))
+			blk_mq_end_request(rq, rmbd_c_fail_fast(rq));
+		else
+			rmbd_c_park(dev, rq);
 		return;
 	}
 	blk_mq_end_request(rq, req->status);
@@ -419,13 +444,16 @@ static const struct block_device_operations rmbd_c_fops = {
 	.owner		= THIS_MODULE,
 };
 
-/* Let parked requests run again: on the new session, or to fail. */
+/*
+ * Let parked requests run again: on the new session, or to fail.  The
+ * caller cleared RMBD_C_DEV_RECOVERING or set RMBD_C_DEV_DEAD.
+ */
 static void rmbd_c_release_requests(struct rmbd_c_dev *dev)
 {
 	if (!dev->disk)
 		return;
-	if (test_and_clear_bit(RMBD_C_DEV_QUIESCED, &dev->flags))
-		blk_mq_unquiesce_queue(dev->disk->queue);
+	/* Pairs with the barrier in rmbd_c_park(). */
+	smp_mb();
 	blk_mq_kick_requeue_list(dev->disk->queue);
 }
 
@@ -518,9 +546,10 @@ static void rmbd_c_recover(struct rmbd_c_dev *dev)
 	if (failed)
 		rmbd_c_notify(dev, RMBD_DEV_EVENT_FAILED);
 	if (recover) {
-		/* Park what is in flight: it comes back through ->complete. */
-		blk_mq_quiesce_queue(dev->disk->queue);
-		set_bit(RMBD_C_DEV_QUIESCED, &dev->flags);
+		/*
+		 * What is in flight comes back through ->complete and waits
+		 * on the requeue list, as new requests do (rmbd_c_park()).
+		 */
 		queue_delayed_work(rmbd_c_wq, &dev->loss_work,
 				   dev->loss_timeout * HZ);
 		queue_delayed_work(rmbd_c_wq, &dev->reconnect_work,
@@ -595,7 +624,8 @@ static void rmbd_c_reconnect_work(struct work_struct *work)
 		    !test_bit(RMBD_C_DEV_DEAD, &dev->flags)) {
 			dev->state = RMBD_DEV_STATE_LIVE;
 			dev->nr_reconnects++;
-			clear_bit(RMBD_C_DEV_RECOVERING, &dev->flags);
+			/* Pairs with rmbd_c_queue_rq(): the session is up. */
+			clear_bit_unlock(RMBD_C_DEV_RECOVERING, &dev->flags);
 			live = true;
 		}
 		mutex_unlock(&rmbd_c_mutex);
