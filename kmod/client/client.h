@@ -123,6 +123,8 @@ struct rmbd_c_dev {
 	int			index;
 	u8			state;		/* enum rmbd_dev_state */
 	bool			stopping;	/* queues being torn down */
+	/* rmbd_c_dev_connect() is adding the disk: not to be disconnected */
+	bool			adding;
 	unsigned long		flags;
 	struct sockaddr_storage	addr;
 	char			addr_str[RMBD_ADDR_MAX];
@@ -156,6 +158,7 @@ struct rmbd_c_dev {
 	struct ib_pd		*pd;
 	unsigned int		max_segs;	/* of a request */
 	unsigned int		wr_sges;	/* SGEs of an RDMA WRITE */
+	unsigned int		max_seg_size;	/* of a request segment (DMA) */
 	unsigned int		rd_sges;	/* SGEs of an RDMA READ */
 	/*
 	 * An RDMA READ lands in a memory region registered for it with

@@ -509,8 +509,10 @@ static void rmbd_c_recover(struct rmbd_c_dev *dev)
 
 	lockdep_assert_held(&dev->recovery_lock);
 	mutex_lock(&rmbd_c_mutex);
-	if (dev->state == RMBD_DEV_STATE_LIVE && dev->loss_timeout &&
-	    !test_bit(RMBD_C_DEV_DEAD, &dev->flags)) {
+	/* Its disk being added, a device is as good as live. */
+	if ((dev->state == RMBD_DEV_STATE_LIVE ||
+	     (dev->state == RMBD_DEV_STATE_CONNECTING && dev->adding)) &&
+	    dev->loss_timeout && !test_bit(RMBD_C_DEV_DEAD, &dev->flags)) {
 		dev->state = RMBD_DEV_STATE_RECONNECTING;
 		dev->loss_start = jiffies;
 		/* Also when a new session broke before err_work ran. */
@@ -696,10 +698,23 @@ static void rmbd_c_loss_work(struct work_struct *work)
 	rmbd_c_notify(dev, RMBD_DEV_EVENT_FAILED);
 }
 
+/*
+ * No recovery from here on: end one under way and wait for its works.
+ * Requests it parked stay parked until rmbd_c_release_requests().
+ */
+static void rmbd_c_recovery_end(struct rmbd_c_dev *dev)
+{
+	set_bit(RMBD_C_DEV_DEAD, &dev->flags);
+	flush_work(&dev->err_work);
+	cancel_delayed_work_sync(&dev->reconnect_work);
+	cancel_delayed_work_sync(&dev->loss_work);
+}
+
 static noinline int rmbd_c_disk_add(struct rmbd_c_dev *dev)
 {
 	struct blk_mq_tag_set *set = &dev->tag_set;
 	struct request_queue *q;
+	struct gendisk *disk;
 	u64 max_io;
 	int ret;
 
@@ -731,7 +746,7 @@ static noinline int rmbd_c_disk_add(struct rmbd_c_dev *dev)
 	blk_queue_io_min(q, PAGE_SIZE);
 	max_io = min_t(u64, RMBD_C_MAX_IO_BYTES, dev->slab_size);
 	blk_queue_max_segments(q, dev->max_segs);
-	blk_queue_max_segment_size(q, RMBD_C_MAX_IO_BYTES);
+	blk_queue_max_segment_size(q, dev->max_seg_size);
 	if (dev->read_mr) {
 		/*
 		 * A READ sink is one region: pages without gaps, and one
@@ -765,14 +780,30 @@ static noinline int rmbd_c_disk_add(struct rmbd_c_dev *dev)
 	snprintf(dev->disk->disk_name, DISK_NAME_LEN, "rmbd%d", dev->index);
 	set_capacity(dev->disk, dev->size >> SECTOR_SHIFT);
 	set_disk_ro(dev->disk, dev->read_only);
+	/*
+	 * From now on a failure (in add_disk()'s partition scan, say)
+	 * recovers within the loss timeout as on a live device: its I/O
+	 * waits, and the scan with it.
+	 */
+	mutex_lock(&rmbd_c_mutex);
+	dev->adding = true;
+	mutex_unlock(&rmbd_c_mutex);
 	ret = add_disk(dev->disk);
 	if (ret)
 		goto out_put_disk;
 	return 0;
 
 out_put_disk:
-	put_disk(dev->disk);
+	/*
+	 * Before the disk goes: the recovery's works use it, and so does
+	 * rmbd_c_remove_one(), under recovery_lock.
+	 */
+	rmbd_c_recovery_end(dev);
+	mutex_lock(&dev->recovery_lock);
+	disk = dev->disk;
 	dev->disk = NULL;
+	rmbd_c_recovery_unlock(dev);
+	put_disk(disk);
 out_free_tag_set:
 	blk_mq_free_tag_set(set);
 	return ret;
@@ -961,12 +992,17 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 	pr_info("rmbd%d: %llu bytes of %s on %pISpc, %u I/O and %u poll queues\n",
 		dev->index, dev->size, dev->export_name, &dev->addr,
 		dev->nr_io_queues, dev->nr_poll_queues);
-	/* Before it is live: nobody can disconnect it before this is queued. */
-	rmbd_c_keepalive_start(dev);
 	mutex_lock(&rmbd_c_mutex);
-	/* A queue may have failed meanwhile: then the device stays failed. */
-	if (dev->state == RMBD_DEV_STATE_CONNECTING)
+	/*
+	 * Recovering (or failed, with loss_timeout 0) if a queue failed
+	 * meanwhile: the reconnect starts the keepalive.  Before the mutex
+	 * is dropped: nobody can disconnect it before this is queued.
+	 */
+	if (dev->state == RMBD_DEV_STATE_CONNECTING) {
 		dev->state = RMBD_DEV_STATE_LIVE;
+		rmbd_c_keepalive_start(dev);
+	}
+	dev->adding = false;
 	*index = dev->index;
 	/* It may be disconnected as soon as the mutex is dropped. */
 	kref_get(&dev->ref);
@@ -976,6 +1012,7 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 	return 0;
 
 out_stop:
+	rmbd_c_recovery_end(dev);
 	mutex_lock(&dev->recovery_lock);
 	rmbd_c_session_stop(dev);
 	rmbd_c_recovery_unlock(dev);
@@ -989,10 +1026,7 @@ out_free:
 static void rmbd_c_dev_remove(struct rmbd_c_dev *dev)
 {
 	/* No reconnect from here on; parked requests fail. */
-	set_bit(RMBD_C_DEV_DEAD, &dev->flags);
-	flush_work(&dev->err_work);
-	cancel_delayed_work_sync(&dev->reconnect_work);
-	cancel_delayed_work_sync(&dev->loss_work);
+	rmbd_c_recovery_end(dev);
 	rmbd_c_release_requests(dev);
 	/* A session that stopped leaves nothing in flight for del_gendisk. */
 	mutex_lock(&dev->recovery_lock);
@@ -1028,7 +1062,7 @@ int rmbd_c_dev_disconnect(int index, bool force, const char **why)
 		*why = "no such device";
 		return -ENODEV;
 	}
-	if (dev->state == RMBD_DEV_STATE_CONNECTING ||
+	if (dev->state == RMBD_DEV_STATE_CONNECTING || dev->adding ||
 	    dev->state == RMBD_DEV_STATE_DELETING) {
 		mutex_unlock(&rmbd_c_mutex);
 		*why = "device is connecting or being disconnected";

@@ -269,6 +269,7 @@ static int rmbd_c_read_sink(struct ib_device *ibdev, bool iwarp,
 	if (!iwarp && !read_mr)
 		return 0;
 	if (!(attrs->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS) ||
+	    !(attrs->page_size_cap & PAGE_SIZE) ||
 	    attrs->max_fast_reg_page_list_len < 2) {
 		*why = "the RDMA device cannot register the sinks of RDMA READs (iWARP needs them)";
 		return -EOPNOTSUPP;
@@ -283,12 +284,19 @@ static int rmbd_c_first_device(struct rmbd_c_dev *dev, struct ib_device *ibdev,
 {
 	struct ib_device_attr *attrs = &ibdev->attrs;
 	bool iwarp = rdma_protocol_iwarp(ibdev, port);
-	unsigned int wr, rd, req_wrs;
+	unsigned int wr, rd, req_wrs, seg;
 	int mr_pages;
 
 	mr_pages = rmbd_c_read_sink(ibdev, iwarp, why);
 	if (mr_pages < 0)
 		return mr_pages;
+	/* A request's segments, as the RDMA device's DMA maps them */
+	seg = min_t(unsigned int, ib_dma_max_seg_size(ibdev),
+		    RMBD_C_MAX_IO_BYTES);
+	if (seg < PAGE_SIZE) {
+		*why = "the RDMA device's DMA segments are smaller than a page";
+		return -EOPNOTSUPP;
+	}
 	/* SGEs per work request, per direction: a READ has its own limit. */
 	wr = min_t(u32, attrs->max_send_sge, RMBD_C_MAX_SEGS);
 	rd = mr_pages ? 1 : min_t(u32, attrs->max_sge_rd, wr);
@@ -302,6 +310,10 @@ static int rmbd_c_first_device(struct rmbd_c_dev *dev, struct ib_device *ibdev,
 			*why = "the RDMA device now supports fewer SGEs than the device was created with";
 			return -EXDEV;
 		}
+		if (seg < dev->max_seg_size) {
+			*why = "the RDMA device now maps smaller DMA segments than the device was created with";
+			return -EXDEV;
+		}
 		if ((mr_pages > 0) != dev->read_mr || mr_pages < dev->mr_pages ||
 		    iwarp != dev->signal_each) {
 			*why = "the RDMA device is of another transport than the device was created with";
@@ -309,6 +321,7 @@ static int rmbd_c_first_device(struct rmbd_c_dev *dev, struct ib_device *ibdev,
 		}
 	} else {
 		dev->signal_each = iwarp;
+		dev->max_seg_size = seg;
 		dev->wr_sges = wr;
 		dev->rd_sges = rd;
 		dev->read_mr = mr_pages > 0;
@@ -911,7 +924,8 @@ static noinline int rmbd_c_zero_mr_setup(struct rmbd_c_dev *dev, const char **wh
 
 	pages = min_t(u64, dev->slab_size, RMBD_C_ZERO_MAX) >> PAGE_SHIFT;
 	pages = min(pages, attrs->max_fast_reg_page_list_len);
-	if (!(attrs->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS))
+	if (!(attrs->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS) ||
+	    !(attrs->page_size_cap & PAGE_SIZE))
 		pages = 0;
 	/*
 	 * The last page is registered but no transfer reaches it: soft-RoCE

@@ -169,6 +169,31 @@ static void rmbd_t_unmap_slab(struct rmbd_t_session *sess, u32 idx)
 		sg_free_table(&map->sgt);
 }
 
+/*
+ * The page size of a slab's region on @ibdev: a chunk's 2 MiB when the
+ * RDMA device registers pages that large (page_size_cap), else the CPU's,
+ * 0 when neither.  siw registers pages of any size but announces only
+ * PAGE_SIZE.
+ */
+static u32 rmbd_t_mr_page_size(struct ib_device *ibdev)
+{
+	u64 cap = ibdev->attrs.page_size_cap;
+
+	if ((cap & RMBD_CHUNK_SIZE) ||
+	    ibdev->ops.driver_id == RDMA_DRIVER_SIW)
+		return RMBD_CHUNK_SIZE;
+	return cap & PAGE_SIZE ? PAGE_SIZE : 0;
+}
+
+/* The entries of a slab's page list on @ibdev; 0 when it has no page size. */
+static u64 rmbd_t_mr_pages(struct ib_device *ibdev,
+			   const struct rmbd_export *exp)
+{
+	u32 page = rmbd_t_mr_page_size(ibdev);
+
+	return page ? DIV_ROUND_UP_ULL(exp->slab_size, page) : 0;
+}
+
 static noinline int rmbd_t_map_slab(struct rmbd_t_session *sess, u32 idx)
 {
 	struct rmbd_slab *slab = &sess->export->slabs[idx];
@@ -176,10 +201,13 @@ static noinline int rmbd_t_map_slab(struct rmbd_t_session *sess, u32 idx)
 	struct scatterlist *sg;
 	struct ib_reg_wr wr = { };
 	struct ib_mr *mr;
+	u32 page = rmbd_t_mr_page_size(sess->ibdev);
+	u64 pages = rmbd_t_mr_pages(sess->ibdev, sess->export);
 	u64 left = slab->len;
 	int i, n, ret;
 
-	if (slab->nr_chunks > sess->ibdev->attrs.max_fast_reg_page_list_len)
+	/* rmbd_t_can_register() said yes at OPEN. */
+	if (!pages || pages > sess->ibdev->attrs.max_fast_reg_page_list_len)
 		return -E2BIG;
 	ret = sg_alloc_table(&map->sgt, slab->nr_chunks, GFP_KERNEL);
 	if (ret)
@@ -196,12 +224,12 @@ static noinline int rmbd_t_map_slab(struct rmbd_t_session *sess, u32 idx)
 		ret = -ENOMEM;
 		goto out_unmap;
 	}
-	mr = ib_alloc_mr(sess->pd, IB_MR_TYPE_MEM_REG, slab->nr_chunks);
+	mr = ib_alloc_mr(sess->pd, IB_MR_TYPE_MEM_REG, pages);
 	if (IS_ERR(mr)) {
 		ret = PTR_ERR(mr);
 		goto out_unmap;
 	}
-	n = ib_map_mr_sg(mr, map->sgt.sgl, map->nents, NULL, RMBD_CHUNK_SIZE);
+	n = ib_map_mr_sg(mr, map->sgt.sgl, map->nents, NULL, page);
 	if (n != map->nents) {
 		ret = n < 0 ? n : -EINVAL;
 		goto out_dereg;
@@ -213,7 +241,7 @@ static noinline int rmbd_t_map_slab(struct rmbd_t_session *sess, u32 idx)
 	 * The offset into the first MR page stays what the mapping set.
 	 */
 	mr->iova = sess->iova_base + (u64)idx * sess->export->slab_size +
-		   (mr->iova & (RMBD_CHUNK_SIZE - 1));
+		   (mr->iova & (page - 1));
 	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
 
 	wr.wr.opcode = IB_WR_REG_MR;
@@ -307,23 +335,20 @@ static void rmbd_t_take_over(struct rmbd_t_session *sess)
 	WRITE_ONCE(sess->up, true);
 }
 
-static unsigned int rmbd_t_slab_chunks(const struct rmbd_export *exp)
-{
-	return DIV_ROUND_UP(exp->slab_size, RMBD_CHUNK_SIZE);
-}
-
 /*
  * Whether @ibdev can register @exp's slabs as rmbd_t_map_slab() does:
- * one fast registration (IB_WR_REG_MR) of a slab's 2 MiB chunks.  Asked
- * at OPEN, so that a client learns it before it maps anything.
+ * one fast registration (IB_WR_REG_MR) of a slab, in pages of 2 MiB or
+ * of the CPU's size.  Asked at OPEN, so that a client learns it before it
+ * maps anything.
  */
 static bool rmbd_t_can_register(struct ib_device *ibdev,
 				const struct rmbd_export *exp)
 {
 	const struct ib_device_attr *a = &ibdev->attrs;
+	u64 pages = rmbd_t_mr_pages(ibdev, exp);
 
 	return (a->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS) &&
-	       a->max_fast_reg_page_list_len >= rmbd_t_slab_chunks(exp);
+	       pages && pages <= a->max_fast_reg_page_list_len;
 }
 
 static int rmbd_t_handle_open(struct rmbd_t_session *sess,
@@ -356,9 +381,10 @@ static int rmbd_t_handle_open(struct rmbd_t_session *sess,
 		goto out_unlock;
 	}
 	if (!rmbd_t_can_register(sess->ibdev, exp)) {
-		pr_info_ratelimited("session %llx: RDMA device %s cannot register the slabs of export %s (fast registration of %u chunks of 2 MiB)\n",
+		pr_info_ratelimited("session %llx: RDMA device %s cannot register the slabs of export %s (fast registration of %llu pages of %u KiB)\n",
 				    sess->id, dev_name(&sess->ibdev->dev),
-				    exp->name, rmbd_t_slab_chunks(exp));
+				    exp->name, rmbd_t_mr_pages(sess->ibdev, exp),
+				    rmbd_t_mr_page_size(sess->ibdev) >> 10);
 		ret = -EOPNOTSUPP;
 		goto out_unlock;
 	}
