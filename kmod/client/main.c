@@ -224,7 +224,7 @@ static void rmbd_c_park(struct rmbd_c_dev *dev, struct request *rq)
 	smp_mb();
 	if (!test_bit(RMBD_C_DEV_RECOVERING, &dev->flags) ||
 	    test_bit(RMBD_C_DEV_DEAD, &dev->flags))
-		blk_mq_kick_requeue_list(rq->q);
+		blk_mq_kick_requeue_list(dev->disk->queue);
 }
 
 /*
@@ -734,12 +734,13 @@ static noinline int rmbd_c_disk_add(struct rmbd_c_dev *dev)
 	if (ret)
 		return ret;
 
-	dev->disk = blk_mq_alloc_disk(set, dev);
-	if (IS_ERR(dev->disk)) {
-		ret = PTR_ERR(dev->disk);
-		dev->disk = NULL;
+	/* Published once valid: a recovery may look at it meanwhile. */
+	disk = blk_mq_alloc_disk(set, dev);
+	if (IS_ERR(disk)) {
+		ret = PTR_ERR(disk);
 		goto out_free_tag_set;
 	}
+	WRITE_ONCE(dev->disk, disk);
 	q = dev->disk->queue;
 	blk_queue_logical_block_size(q, SECTOR_SIZE);
 	blk_queue_physical_block_size(q, PAGE_SIZE);
@@ -756,6 +757,12 @@ static noinline int rmbd_c_disk_add(struct rmbd_c_dev *dev)
 		max_io = min_t(u64, max_io,
 			       (u64)(dev->mr_pages - 1) << PAGE_SHIFT);
 	}
+	/*
+	 * A virtual boundary lifts the segment size limit: then a request
+	 * is no larger than a segment may be.
+	 */
+	if (dev->read_mr)
+		max_io = min_t(u64, max_io, dev->max_seg_size);
 	blk_queue_max_hw_sectors(q, max_io >> SECTOR_SHIFT);
 	blk_queue_chunk_sectors(q, dev->slab_size >> SECTOR_SHIFT);
 	/* A write is in the target's memory when it completes. */
@@ -826,6 +833,8 @@ static void rmbd_c_dev_release(struct kref *ref)
 	struct rmbd_c_dev *dev = container_of(ref, struct rmbd_c_dev, ref);
 
 	crypto_free_shash(dev->auth_tfm);
+	if (dev->flush_page)
+		__free_page(dev->flush_page);
 	kfree(dev);
 }
 

@@ -290,9 +290,14 @@ static int rmbd_c_first_device(struct rmbd_c_dev *dev, struct ib_device *ibdev,
 	mr_pages = rmbd_c_read_sink(ibdev, iwarp, why);
 	if (mr_pages < 0)
 		return mr_pages;
-	/* A request's segments, as the RDMA device's DMA maps them */
+	/*
+	 * A request's segments, as the RDMA device's DMA maps them (and
+	 * bounces them: swiotlb maps no more than 256 KiB at once).
+	 */
 	seg = min_t(unsigned int, ib_dma_max_seg_size(ibdev),
 		    RMBD_C_MAX_IO_BYTES);
+	if (!ib_uses_virt_dma(ibdev))
+		seg = min_t(size_t, seg, dma_max_mapping_size(ibdev->dma_device));
 	if (seg < PAGE_SIZE) {
 		*why = "the RDMA device's DMA segments are smaller than a page";
 		return -EOPNOTSUPP;
@@ -1009,11 +1014,10 @@ static void rmbd_c_flush_mr_free(struct rmbd_c_dev *dev)
 		ib_dereg_mr(dev->flush_mr);
 		dev->flush_mr = NULL;
 	}
-	if (dev->flush_page) {
+	if (dev->flush_dma) {
 		ib_dma_unmap_page(dev->ibdev, dev->flush_dma, PAGE_SIZE,
 				  DMA_FROM_DEVICE);
-		__free_page(dev->flush_page);
-		dev->flush_page = NULL;
+		dev->flush_dma = 0;
 	}
 }
 
@@ -1031,20 +1035,21 @@ static noinline int rmbd_c_flush_mr_setup(struct rmbd_c_dev *dev,
 {
 	struct scatterlist sg;
 	struct ib_mr *mr;
+	u64 dma;
 	int n, ret;
 
 	if (!dev->signal_each)
 		return 0;
-	dev->flush_page = alloc_page(GFP_KERNEL);
+	/* Once per device (freed with it): a reconnect allocates nothing. */
+	if (!dev->flush_page)
+		dev->flush_page = alloc_page(GFP_KERNEL);
 	if (!dev->flush_page)
 		return -ENOMEM;
-	dev->flush_dma = ib_dma_map_page(dev->ibdev, dev->flush_page, 0,
-					 PAGE_SIZE, DMA_FROM_DEVICE);
-	if (ib_dma_mapping_error(dev->ibdev, dev->flush_dma)) {
-		__free_page(dev->flush_page);
-		dev->flush_page = NULL;
+	dma = ib_dma_map_page(dev->ibdev, dev->flush_page, 0, PAGE_SIZE,
+			      DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(dev->ibdev, dma))
 		return -ENOMEM;
-	}
+	dev->flush_dma = dma;
 	mr = ib_alloc_mr(dev->pd, IB_MR_TYPE_MEM_REG, 1);
 	if (IS_ERR(mr)) {
 		ret = PTR_ERR(mr);
@@ -1426,8 +1431,18 @@ static void rmbd_c_wr_failed(struct rmbd_c_req *req, const struct ib_wc *wc)
 {
 	struct rmbd_c_dev *dev = req->queue->dev;
 
-	if (wc->status == IB_WC_WR_FLUSH_ERR)
+	/*
+	 * Flushed: the queue pair is in error.  Usually the recovery did
+	 * it, or an error already reported; but siw flushes everything when
+	 * the peer closes the connection, before rdma_cm says so.  Recover
+	 * before @req completes, so that it waits rather than fails.
+	 */
+	if (wc->status == IB_WC_WR_FLUSH_ERR) {
+		if (!test_bit(RMBD_C_DEV_RECOVERING, &dev->flags) &&
+		    !test_bit(RMBD_C_DEV_DEAD, &dev->flags))
+			rmbd_c_schedule_fail(dev);
 		return;
+	}
 	pr_err_ratelimited("rmbd%d: RDMA %s failed: %s (%d)\n", dev->index,
 			   req->wr.wr.opcode == IB_WR_RDMA_WRITE ?
 			   "WRITE" : "READ",

@@ -381,7 +381,7 @@ static int rmbd_t_handle_open(struct rmbd_t_session *sess,
 		goto out_unlock;
 	}
 	if (!rmbd_t_can_register(sess->ibdev, exp)) {
-		pr_info_ratelimited("session %llx: RDMA device %s cannot register the slabs of export %s (fast registration of %llu pages of %u KiB)\n",
+		pr_info_ratelimited("session %llx: RDMA device %s cannot register the slabs of export %s (fast registration of %llu pages of %u KiB; 0: no page size it registers)\n",
 				    sess->id, dev_name(&sess->ibdev->dev),
 				    exp->name, rmbd_t_mr_pages(sess->ibdev, exp),
 				    rmbd_t_mr_page_size(sess->ibdev) >> 10);
