@@ -756,13 +756,12 @@ static noinline int rmbd_c_disk_add(struct rmbd_c_dev *dev)
 		blk_queue_virt_boundary(q, PAGE_SIZE - 1);
 		max_io = min_t(u64, max_io,
 			       (u64)(dev->mr_pages - 1) << PAGE_SHIFT);
-	}
-	/*
-	 * A virtual boundary lifts the segment size limit: then a request
-	 * is no larger than a segment may be.
-	 */
-	if (dev->read_mr)
+		/*
+		 * A virtual boundary lifts the segment size limit: then a
+		 * request is no larger than a segment may be.
+		 */
 		max_io = min_t(u64, max_io, dev->max_seg_size);
+	}
 	blk_queue_max_hw_sectors(q, max_io >> SECTOR_SHIFT);
 	blk_queue_chunk_sectors(q, dev->slab_size >> SECTOR_SHIFT);
 	/* A write is in the target's memory when it completes. */
