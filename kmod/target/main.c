@@ -262,11 +262,16 @@ static int __init rmbd_target_init(void)
 	rmbd_t_wq = alloc_workqueue("rmbd_target", WQ_MEM_RECLAIM, 0);
 	if (!rmbd_t_wq)
 		return -ENOMEM;
-	ret = rmbd_t_netlink_init();
+	ret = rmbd_t_park_init();
 	if (ret)
 		goto out_destroy_wq;
+	ret = rmbd_t_netlink_init();
+	if (ret)
+		goto out_unpark;
 	return 0;
 
+out_unpark:
+	rmbd_t_unpark_all();
 out_destroy_wq:
 	destroy_workqueue(rmbd_t_wq);
 	return ret;
@@ -278,6 +283,7 @@ static void __exit rmbd_target_exit(void)
 	rmbd_t_netlink_exit();
 	rmbd_listeners_destroy();
 	rmbd_t_release_all();
+	rmbd_t_unpark_all();
 	rmbd_exports_destroy();
 	flush_workqueue(rmbd_t_wq);
 	destroy_workqueue(rmbd_t_wq);

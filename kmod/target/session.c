@@ -1046,6 +1046,8 @@ int rmbd_t_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev)
 		return rmbd_t_connect_request(cm_id, ev);
 	if (rmbd_t_is_listener(cm_id))
 		return rmbd_t_listener_event(cm_id, ev);
+	if (rmbd_t_ctx_kind(cm_id) == RMBD_T_CTX_PARKED)
+		return rmbd_t_parked_event(cm_id, ev);
 
 	q = cm_id->context;
 	switch (ev->event) {
@@ -1057,6 +1059,9 @@ int rmbd_t_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_REJECTED:
 	case RDMA_CM_EVENT_ADDR_CHANGE:
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		/* It says so once: the release must not park this id. */
+		if (ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL)
+			q->removed = true;
 		rmbd_t_session_schedule_release(q->sess);
 		break;
 	default:
@@ -1070,6 +1075,7 @@ static void rmbd_t_release_work(struct work_struct *work)
 	struct rmbd_t_session *sess =
 		container_of(work, struct rmbd_t_session, release_work);
 	struct rmbd_export *exp;
+	bool park;
 	int i;
 
 	/* No queue joins once the session is off the list. */
@@ -1077,13 +1083,22 @@ static void rmbd_t_release_work(struct work_struct *work)
 	list_del_init(&sess->entry);
 	mutex_unlock(&rmbd_t_sess_mutex);
 
+	/*
+	 * Its port down, the session says nothing to the client: a
+	 * disconnect request sent there leaves soft-RoCE's connection
+	 * manager deaf (park.c).  The drain moves the queue pairs to the
+	 * error state all the same; the ids wait for the port.
+	 */
+	park = !rmbd_t_port_active(sess->admin.cm_id);
 	for (i = 0; i < RMBD_MAX_IO_QUEUES_WIRE; i++) {
 		if (!sess->ioq[i])
 			continue;
-		rdma_disconnect(sess->ioq[i]->cm_id);
+		if (!park)
+			rdma_disconnect(sess->ioq[i]->cm_id);
 		ib_drain_qp(sess->ioq[i]->cm_id->qp);
 	}
-	rdma_disconnect(sess->admin.cm_id);
+	if (!park)
+		rdma_disconnect(sess->admin.cm_id);
 	ib_drain_qp(sess->admin.cm_id->qp);
 	cancel_work_sync(&sess->msg_work);
 	cancel_delayed_work_sync(&sess->timeout_work);
@@ -1111,13 +1126,14 @@ static void rmbd_t_release_work(struct work_struct *work)
 	ib_dealloc_pd(sess->pd);
 
 	/* Last: the ids keep the device from going away under us. */
-	for (i = 0; i < RMBD_MAX_IO_QUEUES_WIRE; i++) {
-		if (!sess->ioq[i])
-			continue;
-		rdma_destroy_id(sess->ioq[i]->cm_id);
-		kfree(sess->ioq[i]);
+	if (!park || !rmbd_t_park_ids(sess)) {
+		for (i = 0; i < RMBD_MAX_IO_QUEUES_WIRE; i++)
+			if (sess->ioq[i])
+				rdma_destroy_id(sess->ioq[i]->cm_id);
+		rdma_destroy_id(sess->admin.cm_id);
 	}
-	rdma_destroy_id(sess->admin.cm_id);
+	for (i = 0; i < RMBD_MAX_IO_QUEUES_WIRE; i++)
+		kfree(sess->ioq[i]);
 	pr_debug("session %llx: released\n", sess->id);
 	rmbd_t_session_uncount(sess->listener);
 	kfree(sess->ioq);

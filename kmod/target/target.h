@@ -77,6 +77,7 @@ struct rmbd_t_session;
 enum rmbd_t_ctx_kind {
 	RMBD_T_CTX_LISTENER = 1,
 	RMBD_T_CTX_QUEUE,
+	RMBD_T_CTX_PARKED,	/* park.c */
 };
 
 struct rmbd_t_queue {
@@ -88,6 +89,8 @@ struct rmbd_t_queue {
 	u16			qid;
 	u16			qtype;
 	bool			has_qp;
+	/* rdma_cm said DEVICE_REMOVAL (under its handler lock): not parked */
+	bool			removed;
 };
 
 struct rmbd_t_recv {
@@ -220,9 +223,21 @@ int rmbd_t_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev);
 void rmbd_t_session_schedule_release(struct rmbd_t_session *sess);
 void rmbd_t_release_all(void);
 
+/* park.c */
+bool rmbd_t_port_active(struct rdma_cm_id *id);
+bool rmbd_t_park_ids(struct rmbd_t_session *sess);
+int rmbd_t_parked_event(struct rdma_cm_id *id, struct rdma_cm_event *ev);
+int rmbd_t_park_init(void);
+void rmbd_t_unpark_all(void);
+
+static inline enum rmbd_t_ctx_kind rmbd_t_ctx_kind(struct rdma_cm_id *cm_id)
+{
+	return *(enum rmbd_t_ctx_kind *)cm_id->context;
+}
+
 static inline bool rmbd_t_is_listener(struct rdma_cm_id *cm_id)
 {
-	return *(enum rmbd_t_ctx_kind *)cm_id->context == RMBD_T_CTX_LISTENER;
+	return rmbd_t_ctx_kind(cm_id) == RMBD_T_CTX_LISTENER;
 }
 
 /* main.c */

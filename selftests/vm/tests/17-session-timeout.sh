@@ -12,8 +12,10 @@
 # sends keepalives at the interval the target asks for stays for several
 # timeouts.  A kernel client on the same export, connected under the
 # short timeout, stays live through it all on its own keepalives, and its
-# data is intact.
-# timeout=120
+# data is intact.  Last, its link goes down for longer than the timeout:
+# the target releases the session at once but destroys its connection
+# ids only once the link is back, and the device reconnects.
+# timeout=180
 
 set -eu
 source "$(dirname "$0")/lib.sh"
@@ -240,6 +242,27 @@ dd if="$out/data2" of="/dev/$dev" bs=1M seek=28 oflag=direct status=none || fail
 cmp "$out/data2" <(dd if="/dev/$dev" bs=1M skip=28 count=4 iflag=direct status=none) ||
 	fail "/dev/$dev reads back other data than was just written"
 log "/dev/$dev stayed live through the test: $(rmbd_cli dev show "$dev")"
+
+# ---- the client's link down for longer than the timeout -----------------
+# The target takes the client for silent and releases its session: its
+# export and memory at once, but it says goodbye only once its port is
+# back, since a disconnect request sent on a down soft-RoCE port leaves
+# rxe's connection manager deaf for good.  The device then reconnects as
+# after any outage.
+trap 'link_up 2> /dev/null || true; cleanup' EXIT
+before=$(dev_field "$dev" reconnects)
+link_down
+sleep $(( 3 * T + 4 ))
+n=$(export_field sto sessions)
+[[ $n == 0 ]] || fail "export sto still counts $n sessions with the link down"
+link_up
+ms=$(wait_live_again "$dev")
+dmesg | grep -q "port 1 of $RMBD_RDMA_DEV is down: its disconnect waits for the port" ||
+	fail "the target did not hold its disconnect for the port: $(dmesg | grep rmbd | tail -n 4)"
+(( $(dev_field "$dev" reconnects) > before )) || fail "/dev/$dev live again without a reconnect"
+cmp "$out/data2" <(dd if="/dev/$dev" bs=1M skip=28 count=4 iflag=direct status=none) ||
+	fail "/dev/$dev reads back other data after the outage"
+log "link down $(( 3 * T + 4 )) s: the target released the session and held its disconnect for the port; /dev/$dev reconnected in $ms ms"
 
 dev_disconnect "$dev"
 rmbd_ok export del sto
