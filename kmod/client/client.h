@@ -38,6 +38,12 @@
 #define RMBD_C_MIN_DEPTH	16
 /* The largest request */
 #define RMBD_C_MAX_IO_BYTES	(1U << 20)
+/*
+ * Sessions a request may break with a failure of its own (an error, not
+ * a flush; a refused post; a timeout) before it fails with EIO: one that
+ * a target or device refuses every time must not loop through reconnects.
+ */
+#define RMBD_C_MAX_FAULTS	3
 
 enum {
 	RMBD_C_Q_ALLOCATED,	/* QP and CQ exist */
@@ -108,6 +114,8 @@ struct rmbd_c_req {
 	struct ib_send_wr	*head;
 	struct ib_rdma_wr	wr;
 	blk_status_t		status;
+	/* Sessions on which it failed itself (not flushed), this request */
+	u8			faults;
 	int			nents;
 	struct ib_sge		*sge;
 	struct ib_rdma_wr	*parts;

@@ -258,6 +258,11 @@ static blk_status_t rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
 	/* Given up: fail at once, without a look at the session. */
 	if (unlikely(test_bit(RMBD_C_DEV_DEAD, &dev->flags)))
 		return BLK_STS_IOERR;
+	/* New, not requeued: none of its tries failed yet. */
+	if (!(rq->rq_flags & RQF_DONTPREP)) {
+		req->faults = 0;
+		rq->rq_flags |= RQF_DONTPREP;
+	}
 	/* Pairs with rmbd_c_release_requests(): the new session's state. */
 	if (unlikely(test_bit_acquire(RMBD_C_DEV_RECOVERING, &dev->flags))) {
 		if (blk_noretry_request(rq))
@@ -341,15 +346,25 @@ static void rmbd_c_complete_rq(struct request *rq)
 	 * A request that failed with the connection is parked until the
 	 * session is back (or the loss timeout ends the wait).  Redoing a
 	 * READ or WRITE that may have happened already is harmless.  A
-	 * fail-fast one fails now, with a path error.
+	 * fail-fast one fails now, with a path error; so does one whose own
+	 * work request failed on RMBD_C_MAX_FAULTS sessions: each reconnect
+	 * succeeds, so the loss timeout would never end its loop.
 	 */
 	if (unlikely(req->status) &&
 	    test_bit(RMBD_C_DEV_RECOVERING, &dev->flags) &&
 	    !test_bit(RMBD_C_DEV_DEAD, &dev->flags)) {
-		if (blk_noretry_request(rq))
+		if (blk_noretry_request(rq)) {
 			blk_mq_end_request(rq, rmbd_c_fail_fast(rq));
-		else
+		} else if (req->faults >= RMBD_C_MAX_FAULTS) {
+			pr_err_ratelimited("rmbd%d: %s of %u bytes at sector %llu failed on %u sessions: giving it up\n",
+					   dev->index, blk_op_str(req_op(rq)),
+					   blk_rq_bytes(rq),
+					   (unsigned long long)blk_rq_pos(rq),
+					   req->faults);
+			blk_mq_end_request(rq, BLK_STS_IOERR);
+		} else {
 			rmbd_c_park(dev, rq);
+		}
 		return;
 	}
 	blk_mq_end_request(rq, req->status);
@@ -367,9 +382,13 @@ static enum blk_eh_timer_return rmbd_c_timeout(struct request *rq)
 			return BLK_EH_DONE;
 	}
 
-	if (!test_bit(RMBD_C_DEV_RECOVERING, &dev->flags))
+	/* The first to time out is what a reset is for: it counts. */
+	if (!test_bit(RMBD_C_DEV_RECOVERING, &dev->flags)) {
 		pr_warn_ratelimited("rmbd%d: I/O timed out, resetting the connection\n",
 				    dev->index);
+		if (req->faults < U8_MAX)
+			req->faults++;
+	}
 	/*
 	 * The request completes from its flushed work request once the QP is
 	 * in the error state: it completes exactly once.

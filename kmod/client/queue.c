@@ -1443,6 +1443,9 @@ static void rmbd_c_wr_failed(struct rmbd_c_req *req, const struct ib_wc *wc)
 			rmbd_c_schedule_fail(dev);
 		return;
 	}
+	/* Its own failure: it may fail so on every session (main.c). */
+	if (req->faults < U8_MAX)
+		req->faults++;
 	pr_err_ratelimited("rmbd%d: RDMA %s failed: %s (%d)\n", dev->index,
 			   req->wr.wr.opcode == IB_WR_RDMA_WRITE ?
 			   "WRITE" : "READ",
@@ -1560,6 +1563,9 @@ void rmbd_c_post_batch(struct rmbd_c_queue *q)
 				if (!rmbd_c_req_has_wr(r, bad_wr))
 					continue;
 				hit = true;
+				/* Refused: it may be on every session. */
+				if (r->faults < U8_MAX)
+					r->faults++;
 				if (r->head != bad_wr) {
 					r->status = BLK_STS_IOERR;
 					continue;
