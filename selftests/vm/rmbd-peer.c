@@ -59,6 +59,9 @@
 #include <rdma/rdma_cma.h>
 #include <linux/rmbd_proto.h>
 
+#define TOOL_NAME "rmbd-peer"
+#include "tool.h"
+
 /* As rmbd-client (kmod/client/queue.c) does. */
 #define PEER_RESOLVE_MS		5000
 #define PEER_CM_TIMEOUT_MS	15000
@@ -196,31 +199,9 @@ static uint64_t mono_ns(void)
 	return now_ns(CLOCK_MONOTONIC);
 }
 
-static int fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fflush(stdout);
-	fputs("rmbd-peer: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return PEER_FAIL;
-}
 
 #define xfer_fail(...)	(fail(__VA_ARGS__), XFER_FAIL)
 
-static void say(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-}
 
 static uint8_t *send_buf(struct peer *p)
 {
@@ -413,12 +394,6 @@ static int ms_left(uint64_t deadline_ns)
 	return (int)((deadline_ns - now + 999999) / 1000000);
 }
 
-static int nonblock(int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-}
 
 /* Wait for the CM event @want of the connect's current step. */
 static int wait_cm(struct peer *p, enum rdma_cm_event_type want,

@@ -1,0 +1,112 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# What the client does with a target that lies: rmbd-liar (librdmacm,
+# libibverbs; selftests/vm/rmbd-liar.c) plays the target.
+#  - A MAP reply with a wrong length or for another slab, and an OPEN
+#    reply whose slab count does not match its size, fail the connect at
+#    once with the reason, and leave no device behind.
+#  - A slab whose memory region covers only half of what MAP said: every
+#    READ and WRITE into the other half breaks the session with a remote
+#    access error, and each reconnect succeeds, so the loss timeout never
+#    runs out.  Such a request must fail with EIO after a few sessions
+#    (RMBD_C_MAX_FAULTS), not loop forever; the rest of the device keeps
+#    its data and stays live.
+# timeout=180
+
+set -eu
+source "$(dirname "$0")/lib.sh"
+require_rmbd
+require_peer
+liar=$RMBD_REPO/selftests/vm/rmbd-liar
+[[ -x $liar ]] || fail "$liar not built (make -C selftests)"
+
+out=/run/rmbd-liar
+mkdir -p "$out"
+port=4421
+pid=
+stop_liar() {
+	[[ -n $pid ]] || return 0
+	kill "$pid" 2> /dev/null || true
+	wait "$pid" 2> /dev/null || true
+	pid=
+}
+trap stop_liar EXIT
+
+start_liar() {	# LIE
+	stop_liar
+	"$liar" --addr "$RMBD_ADDR" --port "$port" --size $(( 8 << 20 )) --lie "$1" \
+		> "$out/liar.out" 2> "$out/liar.err" &
+	pid=$!
+	for (( i = 0; i < 100; i++ )); do
+		grep -q '^listening' "$out/liar.out" && return 0
+		kill -0 "$pid" 2> /dev/null ||
+			fail "rmbd-liar --lie $1 did not start: $(cat "$out/liar.err")"
+		sleep 0.1
+	done
+	fail "rmbd-liar --lie $1 not listening after 10 s"
+}
+
+# ---- lies the connect must refuse ------------------------------------
+for lie in map-len:"invalid slab mapping" map-slab:"invalid slab mapping" \
+	   geometry:"invalid export geometry"; do
+	why=${lie#*:}
+	lie=${lie%%:*}
+	start_liar "$lie"
+	t0=$(usec)
+	err=$(timeout 60 "$RMBD_BIN" dev connect addr "$RMBD_ADDR" port "$port" \
+		export liar loss_timeout 20 2>&1 >/dev/null) &&
+		fail "dev connect to a target that lies ($lie) succeeded"
+	ms=$(( ($(usec) - t0) / 1000 ))
+	[[ $err == *"$why"* ]] ||
+		fail "connect to a target that lies ($lie): '$err', expected '$why'"
+	(( $(dev_count) == 0 )) || fail "a device is left after the refused connect ($lie)"
+	log "lie $lie: refused after $ms ms: $err"
+done
+
+# ---- a slab half registered --------------------------------------------
+start_liar short-slab:1
+dev=$(rmbd_ok dev connect addr "$RMBD_ADDR" port "$port" export liar \
+	reconnect_delay 1 loss_timeout 20 | tail -n 1)
+wait_node "/dev/$dev" || fail "/dev/$dev did not appear"
+grep -q '^slab 1 lied about' "$out/liar.out" || fail "rmbd-liar did not lie: $(cat "$out/liar.out")"
+head -c 3M /dev/urandom > "$out/data"
+# Slab 0 and the half of slab 1 that is there: 0 to 3 MiB.
+dd if="$out/data" of="/dev/$dev" bs=1M oflag=direct status=none ||
+	fail "writing the first 3 MiB of /dev/$dev failed"
+before=$(dev_field "$dev" reconnects)
+kmsg0=$(dmesg | wc -l)
+
+for op in read write; do
+	t0=$(usec)
+	rc=0
+	if [[ $op == read ]]; then
+		timeout -k 5 90 dd if="/dev/$dev" of=/dev/null bs=4k skip=$(( 3 << 8 )) \
+			count=1 iflag=direct 2> "$out/dd.err" || rc=$?
+	else
+		timeout -k 5 90 dd if=/dev/zero of="/dev/$dev" bs=4k seek=$(( 3 << 8 )) \
+			count=1 oflag=direct 2> "$out/dd.err" || rc=$?
+	fi
+	ms=$(( ($(usec) - t0) / 1000 ))
+	(( rc != 124 && rc != 137 )) ||
+		fail "a $op into the unregistered half of slab 1 still waits after 90 s ($(( $(dev_field "$dev" reconnects) - before )) reconnects)"
+	(( rc != 0 )) || fail "a $op into the unregistered half of slab 1 succeeded"
+	grep -qi "input/output error" "$out/dd.err" ||
+		fail "the $op did not fail with EIO: $(cat "$out/dd.err")"
+	log "$op into the unregistered half: EIO after $ms ms"
+done
+
+n=$(( $(dev_field "$dev" reconnects) - before ))
+(( n >= 4 )) || fail "only $n reconnects: the requests failed before trying again"
+dmesg | tail -n +$(( kmsg0 + 1 )) | grep -q "rmbd[0-9]*: .* failed on 3 sessions: giving it up" ||
+	fail "no 'giving it up' in the kernel log: $(dmesg | grep rmbd | tail -n 5)"
+sessions=$(grep -c '^session .* opened' "$out/liar.out")
+log "$n reconnects, $sessions sessions opened on the liar in all"
+
+wait_live_again "$dev" > /dev/null
+cmp "$out/data" <(dd if="/dev/$dev" bs=1M count=3 iflag=direct status=none) ||
+	fail "/dev/$dev reads back other data than was written, after the failed requests"
+log "/dev/$dev: live, its first 3 MiB intact: $(rmbd_cli dev show "$dev")"
+dev_disconnect "$dev"
+stop_liar
+log "a lying target: connects refused with the reason, requests it fails every time end in EIO"
