@@ -34,6 +34,7 @@ required=(
 	e2fsprogs
 	xfsprogs
 	util-linux
+	fdisk
 	procps
 	coreutils
 	sparse

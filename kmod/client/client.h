@@ -44,6 +44,8 @@
  * a target or device refuses every time must not loop through reconnects.
  */
 #define RMBD_C_MAX_FAULTS	3
+/* How long an open must last for a disconnect to take it for a user */
+#define RMBD_C_OPEN_GRACE_MS	2000
 
 enum {
 	RMBD_C_Q_ALLOCATED,	/* QP and CQ exist */

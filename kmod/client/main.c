@@ -4,6 +4,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/delay.h>
 #include <linux/error-injection.h>
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -1072,13 +1073,12 @@ static void rmbd_c_dev_remove(struct rmbd_c_dev *dev)
 	rmbd_c_dev_free(dev);
 }
 
-/**
- * rmbd_c_dev_disconnect() - remove a device and close its session
- * @index: N of rmbdN
- * @force: even when a file system, swap or another block layer holds it
- * @why: a message for the administrator on failure
+/*
+ * The device @index, with rmbd_c_mutex held, unless it is not there or
+ * busy with a connect or disconnect: NULL then, with the mutex released.
  */
-int rmbd_c_dev_disconnect(int index, bool force, const char **why)
+static struct rmbd_c_dev *rmbd_c_dev_find_idle(int index, int *err,
+					       const char **why)
 {
 	struct rmbd_c_dev *dev;
 
@@ -1087,19 +1087,70 @@ int rmbd_c_dev_disconnect(int index, bool force, const char **why)
 	if (!dev) {
 		mutex_unlock(&rmbd_c_mutex);
 		*why = "no such device";
-		return -ENODEV;
+		*err = -ENODEV;
+		return NULL;
 	}
 	if (dev->state == RMBD_DEV_STATE_CONNECTING || dev->adding ||
 	    dev->state == RMBD_DEV_STATE_DELETING) {
 		mutex_unlock(&rmbd_c_mutex);
 		*why = "device is connecting or being disconnected";
-		return -EBUSY;
+		*err = -EBUSY;
+		return NULL;
 	}
-	/* Exclusive holders: mounts, swap, md/dm; not udev's probing. */
-	if (!force && READ_ONCE(dev->disk->part0->bd_holders)) {
+	return dev;
+}
+
+/*
+ * Whether @disk is open: mounted, swap, under md or dm (the whole disk
+ * or a partition), or held open by a process.  udev's probe after a
+ * change closes again at once, so an open that lasts RMBD_C_OPEN_GRACE_MS
+ * is taken for a user.  Sleeps; no lock held.
+ */
+static bool rmbd_c_disk_in_use(struct gendisk *disk)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(RMBD_C_OPEN_GRACE_MS);
+
+	/* part0 counts the opens of every partition too. */
+	while (disk_openers(disk)) {
+		if (time_after(jiffies, end))
+			return true;
+		msleep(50);
+	}
+	return false;
+}
+
+/**
+ * rmbd_c_dev_disconnect() - remove a device and close its session
+ * @index: N of rmbdN
+ * @force: even when it is open: mounted, swap, held by md or dm, or a
+ *	process's
+ * @why: a message for the administrator on failure
+ */
+int rmbd_c_dev_disconnect(int index, bool force, const char **why)
+{
+	struct rmbd_c_dev *dev;
+	struct gendisk *disk;
+	bool busy;
+	int err;
+
+	dev = rmbd_c_dev_find_idle(index, &err, why);
+	if (!dev)
+		return err;
+	if (!force) {
+		/* Waited for without the mutex, which recovery takes. */
+		disk = dev->disk;
+		get_device(disk_to_dev(disk));
 		mutex_unlock(&rmbd_c_mutex);
-		*why = "device is in use (mounted, swap or held by another device); use force";
-		return -EBUSY;
+		busy = rmbd_c_disk_in_use(disk);
+		put_device(disk_to_dev(disk));
+		if (busy) {
+			*why = "device is in use (mounted, swap, held by md or dm, or open in a process); use force";
+			return -EBUSY;
+		}
+		/* It may have gone meanwhile; an open from now on is forced. */
+		dev = rmbd_c_dev_find_idle(index, &err, why);
+		if (!dev)
+			return err;
 	}
 	dev->state = RMBD_DEV_STATE_DELETING;
 	mutex_unlock(&rmbd_c_mutex);

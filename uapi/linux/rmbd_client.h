@@ -35,8 +35,8 @@
  *	[NR_IO_QUEUES], [NR_POLL_QUEUES], [QUEUE_DEPTH], [RECONNECT_DELAY],
  *	[LOSS_TIMEOUT], [SHARED], [HOST].  Replies with the new device.
  * @RMBD_CLIENT_CMD_DEV_DISCONNECT: remove device DEV_INDEX, [FORCE].  A
- *	device held open exclusively (mounted, swap, a stacked device) is
- *	refused with -EBUSY unless FORCE is set; its I/O then fails.
+ *	device open for two seconds (mounted, swap, a stacked device, a
+ *	process) is refused with -EBUSY unless FORCE is set; its I/O then fails.
  * @RMBD_CLIENT_CMD_DEV_GET: dump devices, or get one by DEV_INDEX.
  * @RMBD_CLIENT_CMD_DEV_EVENT: notification only, to the
  *	RMBD_CLIENT_MCGRP_EVENTS group: a device message (as DEV_GET's) with

@@ -3,9 +3,11 @@
 #
 # A new export reads as zeros, also over memory that an export just
 # deleted had filled with data.  rmbd dev disconnect refuses a device
-# that is mounted or used as swap, with the reason, and the device keeps
-# working; with force it removes a mounted device all the same, and the
-# file system's I/O then fails (no hang) and it unmounts.
+# that is open in a process, has a partition mounted, is mounted or used
+# as swap, with the reason, and the device keeps working; an open that
+# ends within two seconds is waited out.  With force it removes a mounted
+# device all the same, and the file system's I/O then fails (no hang) and
+# it unmounts.
 # timeout=300
 
 set -eu
@@ -37,7 +39,17 @@ dd if=/tmp/inuse.rand of="/dev/$dev" bs=1M oflag=direct status=none || fail "fil
 cmp /tmp/inuse.rand <(dd if="/dev/$dev" bs=1M iflag=direct status=none) ||
 	fail "the data written does not read back"
 rm -f /tmp/inuse.rand
+# An open that ends within the grace (udev's probe after a change) does
+# not make the device in use: the disconnect waits it out.
+( exec 3< "/dev/$dev"; sleep 0.5 ) &
+opener=$!
+for (( i = 0; i < 50; i++ )); do
+	[[ -e /proc/$opener/fd/3 ]] && break
+	sleep 0.1
+done
+[[ -e /proc/$opener/fd/3 ]] || fail "the transient opener did not open /dev/$dev"
 dev_disconnect "$dev"
+wait "$opener" || true
 rmbd_ok export del dirty
 # The memory just freed is the likeliest to come back to the next export.
 rmbd_ok export add fresh size "${mb}M" hosts "$(rmbd_cli host)" > /dev/null
@@ -58,6 +70,23 @@ in_use_refused() {	# WHAT
 	[[ -b /dev/$dev && $(dev_field "$dev" state) == live ]] ||
 		fail "/dev/$dev not live after the refused disconnect"
 }
+
+exec 3< "/dev/$dev"
+in_use_refused "open in a process"
+exec 3<&-
+log "disconnect refused while a process held /dev/$dev open"
+
+# A partition's opens count for the whole disk.
+printf 'label: dos\n,%sM\n' $(( mb / 2 )) | sfdisk -q "/dev/$dev" ||
+	fail "sfdisk on /dev/$dev failed"
+wait_node "/dev/${dev}p1" || fail "/dev/${dev}p1 did not appear"
+mkfs.ext4 -q -F -E nodiscard "/dev/${dev}p1" || fail "mkfs.ext4 on /dev/${dev}p1 failed"
+mount "/dev/${dev}p1" "$mnt" || fail "mount of /dev/${dev}p1 failed"
+in_use_refused "whose partition is mounted"
+umount "$mnt"
+dd if=/dev/zero of="/dev/$dev" bs=1M count=1 oflag=direct status=none
+blockdev --rereadpt "/dev/$dev" || fail "cannot drop the partition table of /dev/$dev"
+log "disconnect refused while a partition of /dev/$dev was mounted"
 
 mkswap "/dev/$dev" > /dev/null || fail "mkswap failed"
 swapon "/dev/$dev" || fail "swapon failed"
