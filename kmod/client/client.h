@@ -278,6 +278,13 @@ void rmbd_c_post_batch(struct rmbd_c_queue *q);
 void rmbd_c_req_unmap(struct rmbd_c_dev *dev, struct rmbd_c_req *req);
 int rmbd_c_poll_cq(struct rmbd_c_queue *q);
 
+/* @req broke its session itself (RMBD_C_MAX_FAULTS); saturates. */
+static inline void rmbd_c_req_fault(struct rmbd_c_req *req)
+{
+	if (req->faults < U8_MAX)
+		req->faults++;
+}
+
 /* main.c */
 struct rmbd_c_connect_args {
 	const char	*addr;

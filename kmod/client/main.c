@@ -387,8 +387,7 @@ static enum blk_eh_timer_return rmbd_c_timeout(struct request *rq)
 	if (!test_bit(RMBD_C_DEV_RECOVERING, &dev->flags)) {
 		pr_warn_ratelimited("rmbd%d: I/O timed out, resetting the connection\n",
 				    dev->index);
-		if (req->faults < U8_MAX)
-			req->faults++;
+		rmbd_c_req_fault(req);
 	}
 	/*
 	 * The request completes from its flushed work request once the QP is

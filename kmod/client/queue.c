@@ -1444,8 +1444,7 @@ static void rmbd_c_wr_failed(struct rmbd_c_req *req, const struct ib_wc *wc)
 		return;
 	}
 	/* Its own failure: it may fail so on every session (main.c). */
-	if (req->faults < U8_MAX)
-		req->faults++;
+	rmbd_c_req_fault(req);
 	pr_err_ratelimited("rmbd%d: RDMA %s failed: %s (%d)\n", dev->index,
 			   req->wr.wr.opcode == IB_WR_RDMA_WRITE ?
 			   "WRITE" : "READ",
@@ -1564,8 +1563,7 @@ void rmbd_c_post_batch(struct rmbd_c_queue *q)
 					continue;
 				hit = true;
 				/* Refused: it may be on every session. */
-				if (r->faults < U8_MAX)
-					r->faults++;
+				rmbd_c_req_fault(r);
 				if (r->head != bad_wr) {
 					r->status = BLK_STS_IOERR;
 					continue;
