@@ -10,6 +10,8 @@
 # debug kernel's rxe refuses others, as mlx5 does.  A queue depth of 1024
 # falls back to one the RDMA device's send queue can hold, where it
 # cannot (the debug kernel's rxe has a mlx5-like budget), and says so.
+# Slabs that the target's RDMA device cannot register in one region are
+# refused when the export is opened, with the reason.
 # timeout=300
 
 set -eu
@@ -94,3 +96,31 @@ fio --name=deep --filename="/dev/$dev" --size=16M --rw=randwrite --bs=64k \
 log "depth 1024 asked, $d given; 16 MiB written and verified at iodepth 64"
 dev_disconnect "$dev"
 rmbd_ok export del queues
+
+# A slab the target's RDMA device cannot register in one region: 128 MiB
+# are 32768 pages of 4 KiB, past the 16384 entries of the debug kernel's
+# rxe (patches/0009, 4 KiB pages only); Debian's rxe takes 64 of 2 MiB.
+# The OPEN is refused with the reason, before any slab is mapped.
+target_setup bigslab 128M slab 128M
+if debug_kernel && [[ $RMBD_TRANSPORT == rxe ]]; then
+	rmbd_fails "a slab the RDMA device cannot register" \
+		dev connect addr "$RMBD_ADDR" export bigslab
+	[[ $RMBD_ERR == *"cannot register this export's slabs"* ]] ||
+		fail "a slab too large to register: '$RMBD_ERR'"
+	dmesg | grep -q "cannot register the slabs of export bigslab" ||
+		fail "no word from the target of the slabs it cannot register"
+	for (( i = 0; i < 50; i++ )); do
+		(( $(export_field bigslab sessions) == 0 )) && break
+		sleep 0.1
+	done
+	(( $(export_field bigslab sessions) == 0 )) ||
+		fail "the refused session stays: $(export_field bigslab sessions)"
+	log "128 MiB slabs in 4 KiB pages: refused at OPEN, with the reason"
+else
+	dev=$(dev_connect bigslab)
+	dd if="/dev/$dev" of=/dev/null bs=1M skip=127 count=1 iflag=direct status=none ||
+		fail "reading the last MiB of a 128 MiB slab failed"
+	log "128 MiB slabs: connected, the last MiB read"
+	dev_disconnect "$dev"
+fi
+rmbd_ok export del bigslab

@@ -62,15 +62,16 @@ rounds() {	# N N_DEBUG
 	if debug_kernel; then echo "$2"; else echo "$1"; fi
 }
 
-# Run the CLI and fail the test when it fails.
+# Run the CLI and fail the test when it fails, with its last error line.
 rmbd_ok() {
-	local err rc=0
+	local err rc=0 msg
 	err=$(mktemp)
 	"$RMBD_BIN" "$@" 2> "$err" || rc=$?
 	if (( rc != 0 )); then
 		cat "$err" >&2
+		msg=$(grep -v '^$' "$err" | tail -n 1)
 		rm -f "$err"
-		fail "rmbd $* exited with $rc"
+		fail "rmbd $* exited with $rc${msg:+: $msg}"
 	fi
 	cat "$err" >&2
 	rm -f "$err"
