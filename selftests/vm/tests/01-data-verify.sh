@@ -7,7 +7,8 @@
 # size must equal the export size.  Then buffers that start 512 bytes into
 # a page, whose requests begin and end inside pages: over iWARP (and with
 # read_mr=1) READs land in a region registered per request, whose first
-# and last pages are then partial ones.
+# and last pages are then partial ones.  Over rxe, those and mixed reads
+# and writes once more with read_mr=1.
 # timeout=600
 
 set -eu
@@ -78,24 +79,49 @@ if fio_verify "$dev" --verify_only; then
 fi
 log "verify-only detects a zeroed block"
 
-fio_run "write and verify 64 MiB from unaligned buffers, 132k blocks" "$dev" \
-	--do_verify=1 --size=64m --bs=132k --iomem_align=512 --randseed=99
+# Buffers that start inside pages, and mixed reads and writes; over
+# rxe once more with read_mr=1 below.
+unaligned_and_mixed() {	# DEV
+	local dev=$1 lost0 lost
+	fio_run "write and verify 64 MiB from unaligned buffers, 132k blocks" "$dev" \
+		--do_verify=1 --size=64m --bs=132k --iomem_align=512 --randseed=99
 
-# Reads and writes mixed on every queue pair, as swap makes them: over
-# iWARP each write ends with a READ of its own, which queues on the
-# target behind the reads' READs (siw answered a zero-length one there
-# with the previous response, and the connection ended).  No reconnect.
-lost0=$(dmesg | grep -c "rmbd[0-9]*: connection to .* lost" || true)
-log "mixed random reads and writes, verified, 2 jobs at depth 32"
-fio --name=mixed --filename="/dev/$dev" --rw=randrw --bsrange=4k-256k \
-	--direct=1 --ioengine=libaio --iodepth=32 --numjobs=2 --size=32m \
-	--offset_increment=64m --verify=crc32c --verify_fatal=1 \
-	--randseed=7 --group_reporting --output-format=terse \
-	--terse-version=3 > /tmp/fio.out 2>&1 ||
-	{ cat /tmp/fio.out; fail "mixed reads and writes: fio failed"; }
-awk -F';' 'END {printf "  read %d MiB, written %d MiB\n", $6 / 1024, $47 / 1024}' /tmp/fio.out
-lost=$(( $(dmesg | grep -c "rmbd[0-9]*: connection to .* lost" || true) - lost0 ))
-(( lost == 0 )) ||
-	fail "the connection ended $lost time(s) under mixed I/O: $(dmesg | grep -E 'siw|rmbd' | tail -n 4 | tr '\n' ' ')"
-[[ $(dev_field "$dev" state) == live ]] || fail "/dev/$dev is not live after mixed I/O"
+	# Reads and writes mixed on every queue pair, as swap makes them: over
+	# iWARP each write ends with a READ of its own, which queues on the
+	# target behind the reads' READs (siw answered a zero-length one there
+	# with the previous response, and the connection ended).  No reconnect.
+	lost0=$(dmesg | grep -c "rmbd[0-9]*: connection to .* lost" || true)
+	log "mixed random reads and writes, verified, 2 jobs at depth 32"
+	fio --name=mixed --filename="/dev/$dev" --rw=randrw --bsrange=4k-256k \
+		--direct=1 --ioengine=libaio --iodepth=32 --numjobs=2 --size=32m \
+		--offset_increment=64m --verify=crc32c --verify_fatal=1 \
+		--randseed=7 --group_reporting --output-format=terse \
+		--terse-version=3 > /tmp/fio.out 2>&1 ||
+		{ cat /tmp/fio.out; fail "mixed reads and writes: fio failed"; }
+	awk -F';' 'END {printf "  read %d MiB, written %d MiB\n", $6 / 1024, $47 / 1024}' /tmp/fio.out
+	lost=$(( $(dmesg | grep -c "rmbd[0-9]*: connection to .* lost" || true) - lost0 ))
+	(( lost == 0 )) ||
+		fail "the connection ended $lost time(s) under mixed I/O: $(dmesg | grep -E 'siw|rmbd' | tail -n 4 | tr '\n' ' ')"
+	[[ $(dev_field "$dev" state) == live ]] || fail "/dev/$dev is not live after mixed I/O"
+}
+
+unaligned_and_mixed "$dev"
 dev_disconnect "$dev"
+
+# Over rxe, READ sinks registered per request as well (read_mr=1, as
+# iWARP has them): REG_MR, the READ, then a LOCAL_INV fenced behind it,
+# where iWARP's READ invalidates the region itself.
+if [[ $RMBD_TRANSPORT == rxe &&
+      $(cat /sys/module/rmbd_client/parameters/read_mr) == N ]]; then
+	rmmod rmbd_client || fail "cannot unload rmbd_client for read_mr=1"
+	# shellcheck disable=SC2086 # parameters, one per word
+	insmod "$RMBD_CLIENT_KO" ${RMBD_CLIENT_PARAMS:-} read_mr=1 ||
+		fail "insmod $RMBD_CLIENT_KO read_mr=1 failed"
+	dev=$(dev_connect data)
+	log "with read_mr=1: /dev/$dev"
+	check_read_sinks "$dev"
+	unaligned_and_mixed "$dev"
+	dev_disconnect "$dev"
+	rmmod rmbd_client || fail "cannot unload rmbd_client after read_mr=1"
+	rmbd_load_modules || fail "cannot load rmbd_client again"
+fi
