@@ -261,17 +261,32 @@ extern struct mutex rmbd_c_mutex;
 extern struct list_head rmbd_c_devs;
 extern struct workqueue_struct *rmbd_c_wq;
 
-/* queue.c */
+/* leg.c: the session to the target */
+int rmbd_c_first_device(struct rmbd_c_dev *dev, struct ib_device *ibdev,
+			u32 port, const char **why);
 int rmbd_c_session_start(struct rmbd_c_dev *dev, const char **why);
 void rmbd_c_session_halt(struct rmbd_c_dev *dev);
 bool rmbd_c_session_port_active(struct rmbd_c_dev *dev);
 void rmbd_c_session_flush(struct rmbd_c_dev *dev);
 void rmbd_c_session_teardown(struct rmbd_c_dev *dev);
+void rmbd_c_session_teardown_quiesced(struct rmbd_c_dev *dev);
 void rmbd_c_session_stop(struct rmbd_c_dev *dev);
 void rmbd_c_schedule_fail(struct rmbd_c_dev *dev);
 void rmbd_c_queues_fail(struct rmbd_c_dev *dev);
 void rmbd_c_keepalive_work(struct work_struct *work);
 void rmbd_c_keepalive_start(struct rmbd_c_dev *dev);
+void rmbd_c_recover(struct rmbd_c_dev *dev);
+void rmbd_c_recovery_unlock(struct rmbd_c_dev *dev);
+void rmbd_c_err_work(struct work_struct *work);
+void rmbd_c_reconnect_work(struct work_struct *work);
+
+/* queue.c: queue pairs and the I/O on them */
+int rmbd_c_queue_connect(struct rmbd_c_dev *dev, unsigned int idx,
+			 const char **why);
+void rmbd_c_queue_destroy_qp(struct rmbd_c_queue *q);
+void rmbd_c_queue_drain(struct rmbd_c_queue *q);
+unsigned int rmbd_c_post_begin(struct rmbd_c_dev *dev);
+void rmbd_c_post_end(struct rmbd_c_dev *dev, unsigned int noreclaim);
 void rmbd_c_read_write_done(struct ib_cq *cq, struct ib_wc *wc);
 void rmbd_c_part_done(struct ib_cq *cq, struct ib_wc *wc);
 void rmbd_c_post_batch(struct rmbd_c_queue *q);
@@ -308,6 +323,8 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 		       const char **why);
 int rmbd_c_dev_disconnect(int index, bool force, const char **why);
 struct rmbd_c_dev *rmbd_c_dev_find(int index);
+void rmbd_c_release_requests(struct rmbd_c_dev *dev);
+void rmbd_c_dev_kill(struct rmbd_c_dev *dev);
 
 /* netlink.c */
 int rmbd_c_netlink_init(void);

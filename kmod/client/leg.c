@@ -1,0 +1,1198 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rmbd client: a leg, the session to one export of one target.  Its
+ * admin queue and protocol (OPEN, AUTH, MAP, KEEPALIVE), the RDMA device
+ * it found and the memory regions it registered there, and its recovery:
+ * the error work, reconnects, and the teardown.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/delay.h>
+#include <linux/error-injection.h>
+#include <linux/slab.h>
+#include <linux/log2.h>
+#include <linux/sched/mm.h>
+#include <rdma/ib_cache.h>
+#include <crypto/algapi.h>
+#include <crypto/hash.h>
+#include "auth.h"
+#include "client.h"
+
+#define RMBD_C_ADMIN_TIMEOUT	(10 * HZ)
+/* OPEN refused while another host's session is torn down: try again. */
+#define RMBD_C_OPEN_TRIES	50
+#define RMBD_C_OPEN_RETRY_MS	100
+/* Bounds of the keepalive interval, whatever the target announces. */
+#define RMBD_C_KA_MIN_MS	100
+#define RMBD_C_KA_MAX_MS	60000
+/* Largest discard or write zeroes one work request carries. */
+#define RMBD_C_ZERO_MAX		(2U << 20)
+
+/**
+ * rmbd_c_schedule_fail() - the session is broken: recover or fail
+ * @dev: the device
+ *
+ * From now on requests that fail are requeued rather than ended, unless
+ * the device is dead; err_work decides what happens next.
+ */
+void rmbd_c_schedule_fail(struct rmbd_c_dev *dev)
+{
+	if (dev->loss_timeout)
+		set_bit(RMBD_C_DEV_RECOVERING, &dev->flags);
+	queue_work(rmbd_c_wq, &dev->err_work);
+}
+
+static void rmbd_c_admin_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rmbd_c_dev *dev = container_of(wc->wr_cqe, struct rmbd_c_dev,
+					      send_cqe);
+
+	dev->send_status = wc->status;
+	complete(&dev->send_done);
+}
+
+static void rmbd_c_admin_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rmbd_c_dev *dev = container_of(wc->wr_cqe, struct rmbd_c_dev,
+					      recv_cqe);
+
+	dev->recv_status = wc->status;
+	dev->recv_len = wc->byte_len;
+	complete(&dev->recv_done);
+}
+
+static bool read_mr;
+module_param(read_mr, bool, 0444);
+MODULE_PARM_DESC(read_mr,
+		 "register RDMA READ sinks on every transport, not only on iWARP (default: no)");
+
+/*
+ * How RDMA READs land on @ibdev: in registered regions (iWARP, or the
+ * read_mr parameter), else at the PD's local DMA lkey.  Returns the pages
+ * one region takes, 0 for none, or a negative errno with @why.
+ */
+static int rmbd_c_read_sink(struct ib_device *ibdev, bool iwarp,
+			    const char **why)
+{
+	struct ib_device_attr *attrs = &ibdev->attrs;
+
+	if (!iwarp && !read_mr)
+		return 0;
+	if (!(attrs->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS) ||
+	    !(attrs->page_size_cap & PAGE_SIZE) ||
+	    attrs->max_fast_reg_page_list_len < 2) {
+		*why = "the RDMA device cannot register the sinks of RDMA READs (iWARP needs them)";
+		return -EOPNOTSUPP;
+	}
+	/* A full request, when its first page is a partial one */
+	return min_t(u32, attrs->max_fast_reg_page_list_len,
+		     RMBD_C_MAX_IO_BYTES / PAGE_SIZE + 1);
+}
+
+int rmbd_c_first_device(struct rmbd_c_dev *dev, struct ib_device *ibdev,
+			       u32 port, const char **why)
+{
+	struct ib_device_attr *attrs = &ibdev->attrs;
+	bool iwarp = rdma_protocol_iwarp(ibdev, port);
+	unsigned int wr, rd, req_wrs, seg;
+	int mr_pages;
+
+	mr_pages = rmbd_c_read_sink(ibdev, iwarp, why);
+	if (mr_pages < 0)
+		return mr_pages;
+	/*
+	 * A request's segments, as the RDMA device's DMA maps them (and
+	 * bounces them: swiotlb maps no more than 256 KiB at once).
+	 */
+	seg = min_t(unsigned int, ib_dma_max_seg_size(ibdev),
+		    RMBD_C_MAX_IO_BYTES);
+	if (!ib_uses_virt_dma(ibdev))
+		seg = min_t(size_t, seg, dma_max_mapping_size(ibdev->dma_device));
+	if (seg < PAGE_SIZE) {
+		*why = "the RDMA device's DMA segments are smaller than a page";
+		return -EOPNOTSUPP;
+	}
+	/* SGEs per work request, per direction: a READ has its own limit. */
+	wr = min_t(u32, attrs->max_send_sge, RMBD_C_MAX_SEGS);
+	rd = mr_pages ? 1 : min_t(u32, attrs->max_sge_rd, wr);
+	if (wr < 1 || rd < 1) {
+		*why = "the RDMA device supports no SGE";
+		return -EINVAL;
+	}
+	/* The disk's limits and request layout were sized at first connect. */
+	if (dev->wr_sges) {
+		if (wr < dev->wr_sges || rd < dev->rd_sges) {
+			*why = "the RDMA device now supports fewer SGEs than the device was created with";
+			return -EXDEV;
+		}
+		if (seg < dev->max_seg_size) {
+			*why = "the RDMA device now maps smaller DMA segments than the device was created with";
+			return -EXDEV;
+		}
+		if ((mr_pages > 0) != dev->read_mr || mr_pages < dev->mr_pages ||
+		    iwarp != dev->signal_each) {
+			*why = "the RDMA device is of another transport than the device was created with";
+			return -EXDEV;
+		}
+	} else {
+		dev->signal_each = iwarp;
+		dev->max_seg_size = seg;
+		dev->wr_sges = wr;
+		dev->rd_sges = rd;
+		dev->read_mr = mr_pages > 0;
+		dev->mr_pages = mr_pages;
+		dev->max_segs = min(RMBD_C_MAX_SEGS, RMBD_C_MAX_REQ_WRS * wr);
+		if (!mr_pages)
+			dev->max_segs = min(dev->max_segs,
+					    RMBD_C_MAX_REQ_WRS * rd);
+		/*
+		 * At least two: a discard across a slab boundary; three for
+		 * a registered READ (REG_MR, READ, LOCAL_INV).
+		 */
+		req_wrs = DIV_ROUND_UP(dev->max_segs, mr_pages ? wr : rd);
+		dev->req_wrs = max(mr_pages ? 3U : 2U, req_wrs);
+		/* and on iWARP a write's flush (rmbd_c_init_flush()) */
+		if (dev->signal_each)
+			dev->req_wrs++;
+	}
+	/* An I/O queue's send queue and CQ (rmbd_c_create_qp()) */
+	if (dev->queue_depth * dev->req_wrs + 1 > attrs->max_qp_wr ||
+	    dev->queue_depth * dev->req_wrs + 2 > attrs->max_cqe) {
+		*why = "queue depth exceeds what the RDMA device supports";
+		return -EINVAL;
+	}
+
+	dev->pd = ib_alloc_pd(ibdev, 0);
+	if (IS_ERR(dev->pd)) {
+		int ret = PTR_ERR(dev->pd);
+
+		dev->pd = NULL;
+		*why = "cannot allocate a protection domain";
+		return ret;
+	}
+	dev->ibdev = ibdev;
+	dev->soft_post = ibdev->ops.driver_id == RDMA_DRIVER_RXE ||
+			 ibdev->ops.driver_id == RDMA_DRIVER_SIW;
+	return 0;
+}
+
+static noinline int rmbd_c_admin_alloc(struct rmbd_c_dev *dev)
+{
+	dev->send_buf = kzalloc(RMBD_MSG_SIZE, GFP_KERNEL);
+	dev->recv_buf = kzalloc(RMBD_MSG_SIZE, GFP_KERNEL);
+	if (!dev->send_buf || !dev->recv_buf)
+		goto out_free;
+	dev->send_dma = ib_dma_map_single(dev->ibdev, dev->send_buf,
+					  RMBD_MSG_SIZE, DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(dev->ibdev, dev->send_dma))
+		goto out_free;
+	dev->recv_dma = ib_dma_map_single(dev->ibdev, dev->recv_buf,
+					  RMBD_MSG_SIZE, DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(dev->ibdev, dev->recv_dma)) {
+		ib_dma_unmap_single(dev->ibdev, dev->send_dma, RMBD_MSG_SIZE,
+				    DMA_TO_DEVICE);
+		goto out_free;
+	}
+	dev->send_cqe.done = rmbd_c_admin_send_done;
+	dev->recv_cqe.done = rmbd_c_admin_recv_done;
+	init_completion(&dev->send_done);
+	init_completion(&dev->recv_done);
+	return 0;
+
+out_free:
+	kfree(dev->send_buf);
+	kfree(dev->recv_buf);
+	dev->send_buf = NULL;
+	dev->recv_buf = NULL;
+	return -ENOMEM;
+}
+ALLOW_ERROR_INJECTION(rmbd_c_admin_alloc, ERRNO);
+
+static void rmbd_c_admin_free(struct rmbd_c_dev *dev)
+{
+	if (!dev->send_buf)
+		return;
+	ib_dma_unmap_single(dev->ibdev, dev->send_dma, RMBD_MSG_SIZE,
+			    DMA_TO_DEVICE);
+	ib_dma_unmap_single(dev->ibdev, dev->recv_dma, RMBD_MSG_SIZE,
+			    DMA_FROM_DEVICE);
+	kfree(dev->send_buf);
+	kfree(dev->recv_buf);
+	dev->send_buf = NULL;
+	dev->recv_buf = NULL;
+}
+
+/*
+ * Send the request in send_buf and wait for its reply in recv_buf.  The
+ * admin queue carries one request at a time.  A keepalive that cannot be
+ * sent parks the I/O: it is posted like I/O (rmbd_c_post_begin()).
+ */
+static int rmbd_c_admin_xfer(struct rmbd_c_dev *dev, u16 opcode, size_t len,
+			     const char **why)
+{
+	struct rmbd_msg_hdr *hdr = dev->send_buf;
+	struct ib_qp *qp = dev->queues[0].cm_id->qp;
+	struct ib_sge ssge = {
+		.addr = dev->send_dma, .length = len,
+		.lkey = dev->pd->local_dma_lkey,
+	};
+	struct ib_sge rsge = {
+		.addr = dev->recv_dma, .length = RMBD_MSG_SIZE,
+		.lkey = dev->pd->local_dma_lkey,
+	};
+	struct ib_send_wr swr = {
+		.wr_cqe = &dev->send_cqe, .sg_list = &ssge, .num_sge = 1,
+		.opcode = IB_WR_SEND, .send_flags = IB_SEND_SIGNALED,
+	};
+	struct ib_recv_wr rwr = {
+		.wr_cqe = &dev->recv_cqe, .sg_list = &rsge, .num_sge = 1,
+	};
+	unsigned int noreclaim;
+	int ret;
+
+	hdr->opcode = cpu_to_le16(opcode);
+	hdr->status = 0;
+	hdr->tag = cpu_to_le32(++dev->tag);
+	reinit_completion(&dev->send_done);
+	reinit_completion(&dev->recv_done);
+	ib_dma_sync_single_for_device(dev->ibdev, dev->recv_dma, RMBD_MSG_SIZE,
+				      DMA_FROM_DEVICE);
+	ib_dma_sync_single_for_device(dev->ibdev, dev->send_dma, RMBD_MSG_SIZE,
+				      DMA_TO_DEVICE);
+	ret = ib_post_recv(qp, &rwr, NULL);
+	if (ret)
+		return ret;
+	noreclaim = rmbd_c_post_begin(dev);
+	ret = ib_post_send(qp, &swr, NULL);
+	rmbd_c_post_end(dev, noreclaim);
+	if (ret)
+		return ret;
+	if (!wait_for_completion_timeout(&dev->send_done, RMBD_C_ADMIN_TIMEOUT) ||
+	    !wait_for_completion_timeout(&dev->recv_done, RMBD_C_ADMIN_TIMEOUT)) {
+		*why = "target did not answer";
+		return -ETIMEDOUT;
+	}
+	if (dev->send_status != IB_WC_SUCCESS ||
+	    dev->recv_status != IB_WC_SUCCESS) {
+		*why = "admin queue failed";
+		return -EIO;
+	}
+	ib_dma_sync_single_for_cpu(dev->ibdev, dev->recv_dma, RMBD_MSG_SIZE,
+				   DMA_FROM_DEVICE);
+	ret = rmbd_check_reply(dev->recv_buf, dev->recv_len, opcode, dev->tag);
+	if (ret == -EPROTO)
+		*why = "target sent a malformed reply";
+	return ret;
+}
+
+/* The holder a refusal of @len bytes names, if it is well formed. */
+static void rmbd_c_note_holder(struct rmbd_c_dev *dev, const char *holder,
+			       size_t len)
+{
+	if (dev->recv_len >= len && memchr(holder, 0, RMBD_HOST_LEN) &&
+	    rmbd_valid_host(holder))
+		strscpy(dev->holder, holder, sizeof(dev->holder));
+}
+
+/*
+ * After an OPEN reply that asked for it: answer the target's challenge
+ * @nt, and check its answer to ours, @nc, in constant time.  The target
+ * ends the session on a wrong answer; a target that cannot answer ours
+ * does not have the secret.
+ */
+static int rmbd_c_auth(struct rmbd_c_dev *dev, const u8 *nt, const u8 *nc,
+		       const char **why)
+{
+	struct rmbd_auth_msg *req = dev->send_buf;
+	struct rmbd_auth_msg *rsp = dev->recv_buf;
+	u8 want[RMBD_RESPONSE_LEN];
+	int ret;
+
+	memset(req, 0, RMBD_MSG_SIZE);
+	ret = rmbd_auth_answer(dev->auth_tfm, false, dev->session_id, nt, nc,
+			       dev->host, dev->export_name, req->response);
+	if (ret) {
+		*why = "cannot compute HMAC-SHA-256 (crypto API)";
+		return -EIO;
+	}
+	ret = rmbd_c_admin_xfer(dev, RMBD_OP_AUTH, sizeof(*req), why);
+	if (ret == -EACCES) {
+		*why = "the target refused this host's secret";
+		return ret;
+	}
+	if (ret == -EBUSY) {
+		rmbd_c_note_holder(dev, rsp->holder, sizeof(*rsp));
+		*why = "export in use by another host";
+		return ret;
+	}
+	if (ret == -EAGAIN) {
+		*why = "the export's last holder is still leaving: try again";
+		return ret;
+	}
+	if (ret) {
+		/* Not the target's refusal: never "no such export". */
+		if (!*why || !**why)
+			*why = "authentication failed on the target";
+		return ret == -ENOENT ? -EIO : ret;
+	}
+	ret = rmbd_auth_answer(dev->auth_tfm, true, dev->session_id, nc, nt,
+			       dev->host, dev->export_name, want);
+	if (!ret && crypto_memneq(want, rsp->response, sizeof(want))) {
+		*why = "the target could not prove it has this host's secret";
+		ret = -EACCES;
+	} else if (ret) {
+		*why = "cannot compute HMAC-SHA-256 (crypto API)";
+		ret = -EIO;
+	}
+	memzero_explicit(want, sizeof(want));
+	return ret;
+}
+
+/*
+ * A refusal that ends what the device had on the target: the export is
+ * gone or another one, or no longer this host's to use.  It is final
+ * (@dev->refused: the device fails at once) unless the device
+ * authenticates and the target has not proved it has the secret yet
+ * (@doubt): an impostor could send it.  Then it is one failed attempt.
+ */
+static int rmbd_c_final(struct rmbd_c_dev *dev, int ret, bool doubt)
+{
+	if (doubt)
+		return -ECONNREFUSED;
+	dev->refused = true;
+	return ret;
+}
+
+static int rmbd_c_open(struct rmbd_c_dev *dev, const char **why)
+{
+	struct rmbd_open_req *req = dev->send_buf;
+	struct rmbd_open_rsp *rsp = dev->recv_buf;
+	u8 nc[RMBD_CHALLENGE_LEN], nt[RMBD_CHALLENGE_LEN];
+	u64 export_id, size, slab_size;
+	/*
+	 * A device that authenticates takes no refusal from a target that
+	 * has not proved itself for the end of its data when it reconnects:
+	 * an impostor could send one.  It tries again until the loss timeout.
+	 */
+	bool doubt = dev->slabs && dev->auth_tfm;
+	u32 timeout_ms, flags, nr_slabs;
+	int ret, tries;
+
+	memset(req, 0, RMBD_MSG_SIZE);
+	strscpy(req->name, dev->export_name, sizeof(req->name));
+	strscpy(req->host, dev->host, sizeof(req->host));
+	req->flags = cpu_to_le32((dev->shared ? RMBD_OPEN_SHARED : 0) |
+				 (dev->read_only ? RMBD_OPEN_RDONLY : 0));
+	get_random_bytes(nc, sizeof(nc));
+	memcpy(req->challenge, nc, sizeof(req->challenge));
+	dev->holder[0] = '\0';
+	/* Another host's session on its way out: it goes within a second. */
+	for (tries = 0; ; tries++) {
+		ret = rmbd_c_admin_xfer(dev, RMBD_OP_OPEN, sizeof(*req), why);
+		if (ret != -EAGAIN || tries == RMBD_C_OPEN_TRIES)
+			break;
+		msleep(RMBD_C_OPEN_RETRY_MS);
+	}
+	if (ret == -EAGAIN)
+		*why = "the export's last holder is still leaving: try again";
+	if (ret == -ENOENT)
+		*why = "target has no export with this name";
+	if (ret == -EACCES)
+		*why = "the target does not allow this host to use the export";
+	if (ret == -EBUSY) {
+		rmbd_c_note_holder(dev, rsp->holder, sizeof(*rsp));
+		*why = "export in use by another host";
+	}
+	if (ret == -EPERM)
+		*why = "the export is not shared: connect without shared";
+	if (ret == -EUSERS)
+		*why = "the export has as many sessions as it takes";
+	if (ret == -EOPNOTSUPP)
+		*why = "the target's RDMA device cannot register this export's slabs (a smaller slab size may do)";
+	/*
+	 * A device without identity that reconnects may find its own old
+	 * session holding the export (the target cannot tell it is ours):
+	 * that one goes at its timeout.
+	 */
+	if (ret == -EBUSY && dev->slabs && !dev->host[0])
+		return -ECONNREFUSED;
+	if (ret == -ENOENT || ret == -EACCES || ret == -EBUSY || ret == -EPERM)
+		return rmbd_c_final(dev, ret, doubt);
+	if (ret)
+		return ret;
+	/* The AUTH exchange reuses the receive buffer. */
+	export_id = le64_to_cpu(rsp->export_id);
+	size = le64_to_cpu(rsp->size);
+	slab_size = le64_to_cpu(rsp->slab_size);
+	nr_slabs = le32_to_cpu(rsp->nr_slabs);
+	timeout_ms = le32_to_cpu(rsp->session_timeout_ms);
+	flags = le32_to_cpu(rsp->flags);
+	memcpy(nt, rsp->challenge, sizeof(nt));
+	memcpy(dev->join_key, rsp->join_key, sizeof(dev->join_key));
+
+	if (!(flags & RMBD_OPEN_AUTH) && dev->auth_tfm) {
+		*why = "the target asks for no secret, so it cannot prove it has it";
+		return rmbd_c_final(dev, -EACCES, doubt);
+	}
+	if ((flags & RMBD_OPEN_AUTH) && !dev->auth_tfm) {
+		*why = "the target wants this host's secret: connect with one";
+		return rmbd_c_final(dev, -EACCES, false);
+	}
+	if (flags & RMBD_OPEN_AUTH) {
+		ret = rmbd_c_auth(dev, nt, nc, why);
+		if (ret == -EACCES || ret == -EBUSY)
+			return rmbd_c_final(dev, ret, doubt);
+		if (ret)
+			return ret;
+	}
+
+	if (dev->slabs) {
+		/* Reconnecting: the export must be the one we had. */
+		if (!dev->read_only && (flags & RMBD_OPEN_RDONLY)) {
+			*why = "the target made the session read-only";
+			return rmbd_c_final(dev, -ESTALE, false);
+		}
+		if (export_id != dev->export_id) {
+			*why = "the export was created again on the target: the data it held is gone";
+			return rmbd_c_final(dev, -ESTALE, false);
+		}
+		if (size != dev->size || slab_size != dev->slab_size ||
+		    nr_slabs != dev->nr_slabs) {
+			*why = "the export changed its size or slab size";
+			return rmbd_c_final(dev, -ESTALE, false);
+		}
+	} else {
+		dev->export_id = export_id;
+		dev->read_only = dev->read_only || (flags & RMBD_OPEN_RDONLY);
+		dev->size = size;
+		dev->slab_size = slab_size;
+		dev->nr_slabs = nr_slabs;
+	}
+	if (rmbd_check_geometry(dev->size, dev->slab_size, dev->nr_slabs)) {
+		*why = "target announced an invalid export geometry";
+		return -EPROTO;
+	}
+	dev->slab_shift = ilog2(dev->slab_size);
+	/*
+	 * Three keepalives per timeout: one lost message is not the end.
+	 * Whatever the target announced, no more than ten a second, and at
+	 * least one a minute.
+	 */
+	dev->ka_interval = timeout_ms ?
+		clamp(msecs_to_jiffies(timeout_ms / 3),
+		      msecs_to_jiffies(RMBD_C_KA_MIN_MS),
+		      msecs_to_jiffies(RMBD_C_KA_MAX_MS)) : 0;
+	if (!dev->slabs)
+		dev->slabs = kvcalloc(dev->nr_slabs, sizeof(*dev->slabs),
+				      GFP_KERNEL | __GFP_NOWARN);
+	if (!dev->slabs)
+		return -ENOMEM;
+	return 0;
+}
+
+static noinline int rmbd_c_map(struct rmbd_c_dev *dev, u32 idx, const char **why)
+{
+	struct rmbd_map_req *req = dev->send_buf;
+	struct rmbd_map_rsp *rsp = dev->recv_buf;
+	struct rmbd_c_slab *slab = &dev->slabs[idx];
+	u64 addr, len;
+	int ret;
+
+	memset(req, 0, RMBD_MSG_SIZE);
+	req->slab = cpu_to_le32(idx);
+	ret = rmbd_c_admin_xfer(dev, RMBD_OP_MAP, sizeof(*req), why);
+	if (ret) {
+		if (ret != -EPROTO && ret != -ETIMEDOUT)
+			*why = "target could not map a slab";
+		return ret;
+	}
+	addr = le64_to_cpu(rsp->addr);
+	len = le64_to_cpu(rsp->len);
+	if (le32_to_cpu(rsp->slab) != idx ||
+	    len != rmbd_slab_len(dev->size, dev->slab_size, idx) ||
+	    addr + len < addr) {
+		*why = "target sent an invalid slab mapping";
+		return -EPROTO;
+	}
+	slab->addr = addr;
+	slab->len = len;
+	slab->rkey = le32_to_cpu(rsp->rkey);
+	return 0;
+}
+ALLOW_ERROR_INJECTION(rmbd_c_map, ERRNO);
+
+/*
+ * Fast-register @mr with @access on the admin queue and wait for it.
+ * -ETIMEDOUT: the drain at session stop completes the work request, so the
+ * caller keeps @mr for the session's teardown to deregister.
+ */
+static int rmbd_c_reg_mr(struct rmbd_c_dev *dev, struct ib_mr *mr, int access)
+{
+	struct ib_reg_wr wr = { };
+	int ret;
+
+	wr.wr.opcode = IB_WR_REG_MR;
+	wr.wr.wr_cqe = &dev->send_cqe;
+	wr.wr.send_flags = IB_SEND_SIGNALED;
+	wr.mr = mr;
+	wr.key = mr->rkey;
+	wr.access = access;
+	reinit_completion(&dev->send_done);
+	ret = ib_post_send(dev->queues[0].cm_id->qp, &wr.wr, NULL);
+	if (ret)
+		return ret;
+	if (!wait_for_completion_timeout(&dev->send_done,
+					 RMBD_C_ADMIN_TIMEOUT))
+		return -ETIMEDOUT;
+	return dev->send_status == IB_WC_SUCCESS ? 0 : -EIO;
+}
+
+/*
+ * Register @zero_mr: a local-only MR whose every page is the zero page, the
+ * source of the RDMA WRITEs that carry out discard and write zeroes.  One
+ * work request zeroes up to zero_len bytes and the target CPU does nothing.
+ * Posted on the admin queue; without fast registration there is no discard.
+ */
+static noinline int rmbd_c_zero_mr_setup(struct rmbd_c_dev *dev, const char **why)
+{
+	struct ib_device_attr *attrs = &dev->ibdev->attrs;
+	struct scatterlist *sgl, *sg;
+	unsigned int pages, usable, i;
+	struct ib_mr *mr;
+	int n, ret;
+
+	pages = min_t(u64, dev->slab_size, RMBD_C_ZERO_MAX) >> PAGE_SHIFT;
+	pages = min(pages, attrs->max_fast_reg_page_list_len);
+	if (!(attrs->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS) ||
+	    !(attrs->page_size_cap & PAGE_SIZE))
+		pages = 0;
+	/*
+	 * The last page is registered but no transfer reaches it: soft-RoCE
+	 * (rxe of 6.1) reads past its page list when a transfer ends exactly
+	 * at the end of an MR of 256 * n pages.
+	 */
+	usable = pages > 1 ? pages - 1 : pages;
+	/* Reconnecting: the disk already advertises a discard limit. */
+	if (dev->disk && (usable << PAGE_SHIFT) < dev->zero_limit) {
+		*why = "the RDMA device now registers less memory than the device was created with";
+		return -EXDEV;
+	}
+	if (!pages)
+		return 0;
+
+	dev->zero_dma = ib_dma_map_page(dev->ibdev, ZERO_PAGE(0), 0, PAGE_SIZE,
+					DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(dev->ibdev, dev->zero_dma)) {
+		*why = "cannot map the zero page for discards";
+		return -ENOMEM;
+	}
+	mr = ib_alloc_mr(dev->pd, IB_MR_TYPE_MEM_REG, pages);
+	if (IS_ERR(mr)) {
+		ret = PTR_ERR(mr);
+		goto out_unmap;
+	}
+	sgl = kmalloc_array(pages, sizeof(*sgl), GFP_KERNEL);
+	if (!sgl) {
+		ret = -ENOMEM;
+		goto out_dereg;
+	}
+	sg_init_table(sgl, pages);
+	for_each_sg(sgl, sg, pages, i) {
+		sg_set_page(sg, ZERO_PAGE(0), PAGE_SIZE, 0);
+		sg_dma_address(sg) = dev->zero_dma;
+		sg_dma_len(sg) = PAGE_SIZE;
+	}
+	n = ib_map_mr_sg(mr, sgl, pages, NULL, PAGE_SIZE);
+	kfree(sgl);
+	if (n != pages) {
+		ret = n < 0 ? n : -EINVAL;
+		goto out_dereg;
+	}
+
+	/* No access rights: only this PD's own work requests read it. */
+	ret = rmbd_c_reg_mr(dev, mr, 0);
+	if (ret == -ETIMEDOUT) {
+		/* The drain at session stop completes it; keep the MR. */
+		dev->zero_mr = mr;
+		*why = "registering the zero region timed out";
+		return ret;
+	}
+	if (ret)
+		goto out_dereg;
+	dev->zero_mr = mr;
+	dev->zero_len = usable << PAGE_SHIFT;
+	return 0;
+
+out_dereg:
+	ib_dereg_mr(mr);
+out_unmap:
+	ib_dma_unmap_page(dev->ibdev, dev->zero_dma, PAGE_SIZE, DMA_TO_DEVICE);
+	*why = "cannot register the zero region for discards";
+	return ret;
+}
+ALLOW_ERROR_INJECTION(rmbd_c_zero_mr_setup, ERRNO);
+
+static void rmbd_c_zero_mr_free(struct rmbd_c_dev *dev)
+{
+	if (!dev->zero_mr)
+		return;
+	ib_dereg_mr(dev->zero_mr);
+	ib_dma_unmap_page(dev->ibdev, dev->zero_dma, PAGE_SIZE, DMA_TO_DEVICE);
+	dev->zero_mr = NULL;
+	dev->zero_len = 0;
+}
+
+static void rmbd_c_flush_mr_free(struct rmbd_c_dev *dev)
+{
+	if (dev->flush_mr) {
+		ib_dereg_mr(dev->flush_mr);
+		dev->flush_mr = NULL;
+	}
+	if (dev->flush_dma) {
+		ib_dma_unmap_page(dev->ibdev, dev->flush_dma, PAGE_SIZE,
+				  DMA_FROM_DEVICE);
+		dev->flush_dma = 0;
+	}
+}
+
+/*
+ * iWARP: register @flush_mr, the sink of the one-byte RDMA READ that ends
+ * every write (rmbd_c_init_flush()): a page of the device's own that
+ * nothing reads.  Not a zero-length READ, which iWARP allows: siw answers
+ * one that follows a READ response on the same queue pair with that
+ * response's length, and the requester then drops the connection.  As
+ * every READ sink on iWARP, it is registered with REMOTE_WRITE; a target
+ * that writes there at will changes nothing but that page.
+ */
+static noinline int rmbd_c_flush_mr_setup(struct rmbd_c_dev *dev,
+					  const char **why)
+{
+	struct scatterlist sg;
+	struct ib_mr *mr;
+	u64 dma;
+	int n, ret;
+
+	if (!dev->signal_each)
+		return 0;
+	/* Once per device (freed with it): a reconnect allocates nothing. */
+	if (!dev->flush_page)
+		dev->flush_page = alloc_page(GFP_KERNEL);
+	if (!dev->flush_page)
+		return -ENOMEM;
+	dma = ib_dma_map_page(dev->ibdev, dev->flush_page, 0, PAGE_SIZE,
+			      DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(dev->ibdev, dma))
+		return -ENOMEM;
+	dev->flush_dma = dma;
+	mr = ib_alloc_mr(dev->pd, IB_MR_TYPE_MEM_REG, 1);
+	if (IS_ERR(mr)) {
+		ret = PTR_ERR(mr);
+		goto out_free;
+	}
+	sg_init_table(&sg, 1);
+	sg_set_page(&sg, dev->flush_page, PAGE_SIZE, 0);
+	sg_dma_address(&sg) = dev->flush_dma;
+	sg_dma_len(&sg) = PAGE_SIZE;
+	n = ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE);
+	if (n != 1) {
+		ib_dereg_mr(mr);
+		ret = n < 0 ? n : -EINVAL;
+		goto out_free;
+	}
+	/* Kept on a timeout too: the session's teardown deregisters it. */
+	dev->flush_mr = mr;
+	ret = rmbd_c_reg_mr(dev, mr, IB_ACCESS_LOCAL_WRITE |
+			   IB_ACCESS_REMOTE_WRITE);
+	if (ret == -ETIMEDOUT) {
+		*why = "registering the sink of the READ that ends a write timed out";
+		return ret;
+	}
+	if (ret)
+		goto out_free;
+	dev->flush_sge.addr = mr->iova;
+	dev->flush_sge.length = 1;
+	dev->flush_sge.lkey = mr->lkey;
+	return 0;
+
+out_free:
+	rmbd_c_flush_mr_free(dev);
+	return ret;
+}
+ALLOW_ERROR_INJECTION(rmbd_c_flush_mr_setup, ERRNO);
+
+/*
+ * The queues outlive sessions: blk-mq's hardware contexts point at them
+ * and poll them, so a reconnect reuses them.
+ */
+static int rmbd_c_queues_alloc(struct rmbd_c_dev *dev)
+{
+	unsigned int i;
+
+	dev->nr_queues = 1 + dev->nr_io_queues + dev->nr_poll_queues;
+	dev->queues = kcalloc(dev->nr_queues, sizeof(*dev->queues),
+			      GFP_KERNEL);
+	if (!dev->queues)
+		return -ENOMEM;
+	for (i = 0; i < dev->nr_queues; i++) {
+		struct rmbd_c_queue *q = &dev->queues[i];
+
+		q->dev = dev;
+		q->idx = i;
+		q->poll = i > dev->nr_io_queues;
+		q->depth = i ? dev->queue_depth : RMBD_C_ADMIN_DEPTH;
+		init_completion(&q->cm_done);
+		spin_lock_init(&q->lock);
+		spin_lock_init(&q->poll_lock);
+		INIT_LIST_HEAD(&q->batch);
+		INIT_LIST_HEAD(&q->posted);
+		INIT_LIST_HEAD(&q->read_mrs);
+	}
+	return 0;
+}
+
+/* Give a failure @msg as its reason unless a more precise one was set. */
+static void rmbd_c_why(const char **why, const char *msg)
+{
+	if (!*why || !**why)
+		*why = msg;
+}
+
+/**
+ * rmbd_c_session_start() - connect every queue and map the export
+ * @dev: device with address, export name and queue counts set
+ * @why: a message for the administrator on failure
+ *
+ * On failure the caller runs rmbd_c_session_stop().
+ */
+int rmbd_c_session_start(struct rmbd_c_dev *dev, const char **why)
+{
+	unsigned int i;
+	int ret;
+
+	dev->refused = false;
+	if (!dev->queues) {
+		ret = rmbd_c_queues_alloc(dev);
+		if (ret) {
+			*why = "cannot allocate the device's queues";
+			return ret;
+		}
+	}
+	ret = rmbd_c_queue_connect(dev, 0, why);
+	if (ret)
+		return ret;
+	ret = rmbd_c_admin_alloc(dev);
+	if (ret) {
+		*why = "cannot allocate the admin queue's buffers";
+		return ret;
+	}
+	ret = rmbd_c_open(dev, why);
+	if (ret)
+		return ret;
+	for (i = 0; i < dev->nr_slabs; i++) {
+		ret = rmbd_c_map(dev, i, why);
+		if (ret) {
+			rmbd_c_why(why, "cannot map a slab of the export");
+			return ret;
+		}
+	}
+	ret = rmbd_c_zero_mr_setup(dev, why);
+	if (ret) {
+		rmbd_c_why(why, "cannot register the zero region for discards");
+		return ret;
+	}
+	ret = rmbd_c_flush_mr_setup(dev, why);
+	if (ret) {
+		rmbd_c_why(why, "cannot register the sink of the READ that ends a write");
+		return ret;
+	}
+	for (i = 1; i < dev->nr_queues; i++) {
+		ret = rmbd_c_queue_connect(dev, i, why);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Keep the target's session alive; a failed keepalive fails the device. */
+void rmbd_c_keepalive_work(struct work_struct *work)
+{
+	struct rmbd_c_dev *dev = container_of(to_delayed_work(work),
+					      struct rmbd_c_dev, ka_work);
+	unsigned int noio = memalloc_noio_save();
+	const char *why = "";
+	int ret;
+
+	ret = rmbd_c_admin_xfer(dev, RMBD_OP_KEEPALIVE,
+				sizeof(struct rmbd_msg_hdr), &why);
+	memalloc_noio_restore(noio);
+	if (ret) {
+		if (!READ_ONCE(dev->stopping))
+			pr_warn("rmbd%d: keepalive failed (%d) %s\n",
+				dev->index, ret, why);
+		rmbd_c_schedule_fail(dev);
+		return;
+	}
+	queue_delayed_work(rmbd_c_wq, &dev->ka_work, dev->ka_interval);
+}
+
+void rmbd_c_keepalive_start(struct rmbd_c_dev *dev)
+{
+	if (dev->ka_interval)
+		queue_delayed_work(rmbd_c_wq, &dev->ka_work, dev->ka_interval);
+}
+
+/**
+ * rmbd_c_queues_fail() - stop I/O on every queue
+ * @dev: the device
+ *
+ * Moves every QP to the error state: posted requests flush and complete
+ * with an error, and new ones are refused.  Safe to call more than once.
+ */
+void rmbd_c_queues_fail(struct rmbd_c_dev *dev)
+{
+	unsigned int i;
+
+	if (!dev->queues)
+		return;
+	for (i = 0; i < dev->nr_queues; i++) {
+		struct rmbd_c_queue *q = &dev->queues[i];
+
+		if (test_and_clear_bit(RMBD_C_Q_LIVE, &q->flags))
+			rdma_disconnect(q->cm_id);
+	}
+}
+
+/**
+ * rmbd_c_session_halt() - stop a broken session without talking to the peer
+ * @dev: the device
+ *
+ * Moves every queue pair to the error state, which flushes what is posted
+ * (the requests come back through ->complete), and stops the keepalive.
+ * Unlike rdma_disconnect() it sends no CM message: while the port is down
+ * soft-RoCE turns a send into an error of the sending queue pair, and an
+ * error of the CM's own QP1 would stop every later connect.  The teardown,
+ * which disconnects, waits until the port is up.
+ */
+void rmbd_c_session_halt(struct rmbd_c_dev *dev)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	unsigned int i;
+
+	if (!dev->queues)
+		return;
+	for (i = 0; i < dev->nr_queues; i++) {
+		struct rmbd_c_queue *q = &dev->queues[i];
+
+		clear_bit(RMBD_C_Q_LIVE, &q->flags);
+		if (test_bit(RMBD_C_Q_ALLOCATED, &q->flags))
+			ib_modify_qp(q->cm_id->qp, &attr, IB_QP_STATE);
+	}
+	cancel_delayed_work_sync(&dev->ka_work);
+}
+
+/* Whether the port under the session's admin queue is up. */
+bool rmbd_c_session_port_active(struct rmbd_c_dev *dev)
+{
+	struct rdma_cm_id *cm_id = dev->queues ? dev->queues[0].cm_id : NULL;
+	enum ib_port_state state;
+
+	if (!cm_id || !cm_id->device)
+		return true;
+	if (ib_get_cached_port_state(cm_id->device, cm_id->port_num, &state))
+		return true;
+	return state == IB_PORT_ACTIVE;
+}
+
+/**
+ * rmbd_c_session_flush() - complete what a stopped session still holds
+ * @dev: the device, with its recovery_lock held
+ *
+ * Drains the I/O queues that are no longer live, without a word to the
+ * peer, so that the requests no work completion covered complete.  Before
+ * the disk of a device that gave up goes away: that waits for them.
+ */
+void rmbd_c_session_flush(struct rmbd_c_dev *dev)
+{
+	unsigned int i;
+
+	if (!dev->queues)
+		return;
+	for (i = 1; i < dev->nr_queues; i++) {
+		struct rmbd_c_queue *q = &dev->queues[i];
+
+		if (test_bit(RMBD_C_Q_ALLOCATED, &q->flags) &&
+		    !test_bit(RMBD_C_Q_LIVE, &q->flags))
+			rmbd_c_queue_drain(q);
+	}
+}
+
+/**
+ * rmbd_c_session_teardown() - release everything a session holds
+ * @dev: the device
+ *
+ * Idempotent.  Every posted work request, and every request posted, has
+ * completed when it returns; the queues and the slab table stay for a
+ * reconnect.
+ */
+void rmbd_c_session_teardown(struct rmbd_c_dev *dev)
+{
+	unsigned int i;
+
+	if (!dev->queues)
+		return;
+	rmbd_c_queues_fail(dev);
+	/* Its admin exchange ends now that the queue pairs are in error. */
+	cancel_delayed_work_sync(&dev->ka_work);
+	for (i = 0; i < dev->nr_queues; i++) {
+		if (test_bit(RMBD_C_Q_ALLOCATED, &dev->queues[i].flags))
+			rmbd_c_queue_drain(&dev->queues[i]);
+	}
+	for (i = 0; i < dev->nr_queues; i++)
+		rmbd_c_queue_destroy_qp(&dev->queues[i]);
+	rmbd_c_flush_mr_free(dev);
+	rmbd_c_zero_mr_free(dev);
+	rmbd_c_admin_free(dev);
+	if (dev->pd) {
+		ib_dealloc_pd(dev->pd);
+		dev->pd = NULL;
+	}
+	/* Last: while an id exists, its RDMA device cannot go away. */
+	for (i = 0; i < dev->nr_queues; i++) {
+		if (dev->queues[i].cm_id) {
+			rdma_destroy_id(dev->queues[i].cm_id);
+			dev->queues[i].cm_id = NULL;
+		}
+	}
+	dev->ibdev = NULL;
+}
+
+/**
+ * rmbd_c_session_stop() - tear the session down and free the queues
+ * @dev: the device
+ *
+ * Idempotent.
+ */
+void rmbd_c_session_stop(struct rmbd_c_dev *dev)
+{
+	mutex_lock(&rmbd_c_mutex);
+	dev->stopping = true;
+	mutex_unlock(&rmbd_c_mutex);
+	rmbd_c_session_teardown(dev);
+	kfree(dev->queues);
+	dev->queues = NULL;
+	kvfree(dev->slabs);
+	dev->slabs = NULL;
+}
+
+/*
+ * Tear the session down with no ->queue_rq() running: it reads the PD,
+ * the zero MR and the QPs.  Quiescing nests, so this is safe whether or
+ * not the recovery holds the queue quiesced, and whether or not the loss
+ * timeout lets it go meanwhile.
+ */
+void rmbd_c_session_teardown_quiesced(struct rmbd_c_dev *dev)
+{
+	struct request_queue *q = dev->disk ? dev->disk->queue : NULL;
+
+	if (q)
+		blk_mq_quiesce_queue(q);
+	rmbd_c_session_teardown(dev);
+	if (q)
+		blk_mq_unquiesce_queue(q);
+}
+
+/*
+ * Drop recovery_lock, and run err_work again if it found the lock taken
+ * meanwhile (see rmbd_c_err_work()).  Not once the session is stopped
+ * (under this lock, for good): nothing is left to recover, and the
+ * device may be going away, having cancelled err_work for the last time.
+ */
+void rmbd_c_recovery_unlock(struct rmbd_c_dev *dev)
+{
+	bool stopped = dev->stopping;
+
+	mutex_unlock(&dev->recovery_lock);
+	/* Pairs with the barrier in rmbd_c_err_work(). */
+	smp_mb();
+	if (!stopped && test_bit(RMBD_C_DEV_ERR_PENDING, &dev->flags))
+		queue_work(rmbd_c_wq, &dev->err_work);
+}
+
+/*
+ * The session broke: a live device with a loss timeout parks its I/O and
+ * starts reconnecting; otherwise the device fails.  Called with
+ * recovery_lock held.
+ */
+void rmbd_c_recover(struct rmbd_c_dev *dev)
+{
+	bool recover = false, failed = false;
+
+	lockdep_assert_held(&dev->recovery_lock);
+	mutex_lock(&rmbd_c_mutex);
+	/* Its disk being added, a device is as good as live. */
+	if ((dev->state == RMBD_DEV_STATE_LIVE ||
+	     (dev->state == RMBD_DEV_STATE_CONNECTING && dev->adding)) &&
+	    dev->loss_timeout && !test_bit(RMBD_C_DEV_DEAD, &dev->flags)) {
+		dev->state = RMBD_DEV_STATE_RECONNECTING;
+		dev->loss_start = jiffies;
+		/* Also when a new session broke before err_work ran. */
+		set_bit(RMBD_C_DEV_RECOVERING, &dev->flags);
+		recover = true;
+		pr_warn("rmbd%d: connection to %pISpc lost, reconnecting; I/O waits up to %u s\n",
+			dev->index, &dev->addr, dev->loss_timeout);
+	} else if (dev->state == RMBD_DEV_STATE_LIVE ||
+		   dev->state == RMBD_DEV_STATE_CONNECTING) {
+		/* A device still connecting was never announced. */
+		failed = dev->state == RMBD_DEV_STATE_LIVE;
+		dev->state = RMBD_DEV_STATE_FAILED;
+		set_bit(RMBD_C_DEV_DEAD, &dev->flags);
+		pr_warn("rmbd%d: connection to %pISpc lost, I/O fails\n",
+			dev->index, &dev->addr);
+	}
+	mutex_unlock(&rmbd_c_mutex);
+
+	/*
+	 * Flush what is posted.  The queues stay, without a word to the
+	 * target, until the device is disconnected (session_stop, under
+	 * recovery_lock as well) or reconnects.
+	 */
+	if (!dev->stopping)
+		rmbd_c_session_halt(dev);
+	/* Its RDMA device is going away: let go of it now, port or not. */
+	if (test_and_clear_bit(RMBD_C_DEV_IBDEV_GONE, &dev->flags) &&
+	    !dev->stopping)
+		rmbd_c_session_teardown_quiesced(dev);
+
+	if (recover || failed)
+		rmbd_c_notify(dev, RMBD_DEV_EVENT_LINK_DOWN);
+	if (failed)
+		rmbd_c_notify(dev, RMBD_DEV_EVENT_FAILED);
+	if (recover) {
+		/*
+		 * What is in flight comes back through ->complete and waits
+		 * on the requeue list, as new requests do (rmbd_c_park()).
+		 */
+		queue_delayed_work(rmbd_c_wq, &dev->loss_work,
+				   dev->loss_timeout * HZ);
+		queue_delayed_work(rmbd_c_wq, &dev->reconnect_work,
+				   dev->reconnect_delay * HZ);
+	} else if (test_bit(RMBD_C_DEV_DEAD, &dev->flags)) {
+		/*
+		 * A post that failed halfway leaves requests whose work
+		 * requests went out unsignaled: nothing completes them but
+		 * a drain's sweep.  Else they wait for the disconnect, and
+		 * their timeouts only bring us back here.
+		 */
+		if (!dev->stopping)
+			rmbd_c_session_flush(dev);
+		rmbd_c_release_requests(dev);
+	}
+}
+
+void rmbd_c_err_work(struct work_struct *work)
+{
+	struct rmbd_c_dev *dev = container_of(work, struct rmbd_c_dev,
+					      err_work);
+	unsigned int noio;
+
+	/*
+	 * A reconnect attempt (or a disconnect) may hold recovery_lock for
+	 * long, e.g. while the connection manager waits for memory to send
+	 * its messages: rather than wait, leave a note that its holder acts
+	 * on when it drops the lock.  Seeing the device live then, this
+	 * recovers from the error; otherwise the holder dealt with it.
+	 */
+	set_bit(RMBD_C_DEV_ERR_PENDING, &dev->flags);
+	/* Pairs with the barrier in rmbd_c_recovery_unlock(). */
+	smp_mb__after_atomic();
+	if (!mutex_trylock(&dev->recovery_lock))
+		return;
+	clear_bit(RMBD_C_DEV_ERR_PENDING, &dev->flags);
+	/* Requests (swap-out among them) wait for this: no I/O to reclaim. */
+	noio = memalloc_noio_save();
+	rmbd_c_recover(dev);
+	memalloc_noio_restore(noio);
+	rmbd_c_recovery_unlock(dev);
+}
+
+void rmbd_c_reconnect_work(struct work_struct *work)
+{
+	struct rmbd_c_dev *dev = container_of(to_delayed_work(work),
+					      struct rmbd_c_dev,
+					      reconnect_work);
+	unsigned int noio = memalloc_noio_save();
+	const char *why = "";
+	bool live = false;
+	int ret;
+
+	mutex_lock(&dev->recovery_lock);
+	if (test_bit(RMBD_C_DEV_DEAD, &dev->flags))
+		goto out;
+	/* The old session says goodbye first, once its port is back. */
+	if (dev->ibdev && !rmbd_c_session_port_active(dev)) {
+		pr_info_ratelimited("rmbd%d: waiting for port %u of %s to come back\n",
+				    dev->index, dev->queues[0].cm_id->port_num,
+				    dev_name(&dev->ibdev->dev));
+		queue_delayed_work(rmbd_c_wq, &dev->reconnect_work,
+				   dev->reconnect_delay * HZ);
+		goto out;
+	}
+	rmbd_c_session_teardown_quiesced(dev);
+	rmbd_c_notify(dev, RMBD_DEV_EVENT_RECONNECTING);
+	ret = rmbd_c_session_start(dev, &why);
+	if (!ret) {
+		mutex_lock(&rmbd_c_mutex);
+		if (dev->state == RMBD_DEV_STATE_RECONNECTING &&
+		    !test_bit(RMBD_C_DEV_DEAD, &dev->flags)) {
+			dev->state = RMBD_DEV_STATE_LIVE;
+			dev->nr_reconnects++;
+			/* Pairs with rmbd_c_queue_rq(): the session is up. */
+			clear_bit_unlock(RMBD_C_DEV_RECOVERING, &dev->flags);
+			live = true;
+		}
+		mutex_unlock(&rmbd_c_mutex);
+	}
+	if (ret && dev->refused) {
+		/*
+		 * The export is another one, or gone, or no longer ours
+		 * (rmbd_c_final()): its data is lost to us, and waiting for
+		 * the loss timeout cannot help.
+		 */
+		rmbd_c_session_teardown_quiesced(dev);
+		if (ret == -EBUSY && dev->holder[0])
+			pr_err("rmbd%d: export in use by host %s; I/O fails\n",
+			       dev->index, dev->holder);
+		else
+			pr_err("rmbd%d: %s; I/O fails\n", dev->index, why);
+		mutex_lock(&rmbd_c_mutex);
+		live = dev->state == RMBD_DEV_STATE_RECONNECTING;
+		if (live)
+			dev->state = RMBD_DEV_STATE_FAILED;
+		mutex_unlock(&rmbd_c_mutex);
+		cancel_delayed_work(&dev->loss_work);
+		rmbd_c_dev_kill(dev);
+		if (live)
+			rmbd_c_notify(dev, RMBD_DEV_EVENT_FAILED);
+		goto out;
+	}
+	if (!live) {
+		rmbd_c_session_teardown_quiesced(dev);
+		if (!test_bit(RMBD_C_DEV_DEAD, &dev->flags)) {
+			pr_info_ratelimited("rmbd%d: reconnect failed (%d) %s; next try in %u s\n",
+					    dev->index, ret, why,
+					    dev->reconnect_delay);
+			queue_delayed_work(rmbd_c_wq, &dev->reconnect_work,
+					   dev->reconnect_delay * HZ);
+		}
+		goto out;
+	}
+	cancel_delayed_work(&dev->loss_work);
+	rmbd_c_keepalive_start(dev);
+	pr_info("rmbd%d: reconnected to %pISpc after %u ms\n", dev->index,
+		&dev->addr, jiffies_to_msecs(jiffies - dev->loss_start));
+	rmbd_c_release_requests(dev);
+	rmbd_c_notify(dev, RMBD_DEV_EVENT_LIVE);
+out:
+	rmbd_c_recovery_unlock(dev);
+	memalloc_noio_restore(noio);
+}
