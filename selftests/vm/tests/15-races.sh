@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Connect, disconnect and client module unload racing each other: in each
-# of 36 rounds (14 on the debug kernel) two connects (one of them
+# of 36 rounds (10 on the debug kernel) two connects (one of them
 # "shared"), a disconnect of whatever exists and (every other round) an
 # rmmod start at once.  Each may win or lose, with a clear error; none may hang,
 # oops or leak: afterwards the target has no session left and the client
@@ -13,7 +13,7 @@ set -eu
 source "$(dirname "$0")/lib.sh"
 require_rmbd
 
-rounds=${RMBD_RACE_ROUNDS:-$(rounds 36 14)}
+rounds=${RMBD_RACE_ROUNDS:-$(rounds 36 10)}
 out=/run/rmbd-races
 mkdir -p "$out"
 
