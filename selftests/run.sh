@@ -159,19 +159,22 @@ if [[ -z ${RMBD_SKIP_VM:-} ]]; then
 fi
 
 # The debug kernel runs 3 to 10 times slower under TCG: by default its
-# lane takes the tests of the control and failure paths (not
-# 06-connect-cycle: 15-races and 16-alloc-failures connect and disconnect
-# dozens of times there).
-# 19-queues for the stricter rxe's completion vectors and send queue
-# budget (debug-kernel/patches/0005, 0006); 29-lying-target for a
-# target's lies; and over its stricter siw (0004) the data: registered
-# READ sinks, each write's flush.  Left to make check-debug, for CI's
-# time: 20-reconnect-delay, the link flaps over siw and the two-VM test
-# (each runs on the Debian kernel).
+# lane takes the tests of the failure and teardown paths, where KASAN,
+# lockdep and kmemleak find what the Debian kernel hides: bad input,
+# module unload, forced deletion, link flaps, the loss timeout, removal
+# under I/O, the races, fault injection, the in-use check, a hostile
+# peer, authentication and a lying target.  19-queues for the stricter
+# rxe's completion vectors and send queue budget (debug-kernel/patches/
+# 0005, 0006); over its stricter siw (0004) the data: registered READ
+# sinks, each write's flush.  Left to make check-debug, for CI's time
+# (each runs on the Debian kernel): 06-connect-cycle (15-races and
+# 16-alloc-failures connect and disconnect dozens of times),
+# 17-session-timeout, 20-reconnect-delay, 23-allowed-hosts and
+# 25-ownership (policy, not teardown), the link flaps over siw and the
+# two-VM test.
 debug_default="00-rxe 04-bad-input 05-module-unload 07-force-delete
 	12-link-flap 13-loss-timeout 14-removal-under-io 15-races
-	16-alloc-failures 17-session-timeout 18-in-use 19-queues
-	22-hostile-peer 23-allowed-hosts 24-auth 25-ownership
+	16-alloc-failures 18-in-use 19-queues 22-hostile-peer 24-auth
 	29-lying-target 00-rxe@siw 01-data-verify@siw"
 
 if [[ ${RMBD_WITH_DEBUG:-0} != 0 ]]; then

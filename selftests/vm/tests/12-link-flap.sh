@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The link under a device goes down for 2 s (longer until the device
-# noticed) and up again, 8 times (2 on the debug kernel and over siw),
+# noticed) and up again, 5 times (2 on the debug kernel and over siw),
 # while fio writes and verifies: the device notices each loss and
 # reconnects every time, fio sees no error and no verify mismatch, data
 # written before the flaps is intact, a buffered read during each flap
@@ -15,7 +15,7 @@ source "$(dirname "$0")/lib.sh"
 require_rmbd
 command -v fio > /dev/null || skip "fio not installed"
 
-flaps=${RMBD_FLAPS:-$(rounds 8 2)}
+flaps=${RMBD_FLAPS:-$(rounds 5 2)}
 # Over soft-iWARP (12-link-flap@siw) fewer: the same client code, its own CM
 [[ $RMBD_TRANSPORT == siw ]] && flaps=${RMBD_FLAPS:-2}
 fio_size=$(rounds 96M 24M)

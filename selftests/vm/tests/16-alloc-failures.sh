@@ -11,8 +11,8 @@
 #     the CLI's own request (the netlink call, the target's export setup,
 #     the client's session start and disk creation) fail one at a time,
 #     the N-th after the request went out (failnth.so arms
-#     /proc/thread-self/fail-nth): each of the first RMBD_FI_DENSE (10),
-#     then N grows by RMBD_FI_STRIDE percent (35; 0: every point).
+#     /proc/thread-self/fail-nth): each of the first RMBD_FI_DENSE (6),
+#     then N grows by RMBD_FI_STRIDE percent (50; 0: every point).
 #  2. The target's side of a connect runs in kworkers (the session in the
 #     rdma_cm handler, OPEN and the slab MAPs in rmbd_target's work):
 #     failslab with its task filter on every kworker fails the first slab
@@ -35,8 +35,8 @@ shim=$(cd "$(dirname "$0")/.." && pwd)/failnth.so
 [[ -f $shim ]] || skip "selftests/vm/failnth.so not built"
 require_rmbd
 
-dense=${RMBD_FI_DENSE:-10}
-stride=${RMBD_FI_STRIDE:-35}
+dense=${RMBD_FI_DENSE:-6}
+stride=${RMBD_FI_STRIDE:-50}
 tmp=$(mktemp -d)
 
 # Commands are slow on the debug kernel: the loops below run the CLI and
