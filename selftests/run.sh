@@ -161,21 +161,21 @@ fi
 # The debug kernel runs 3 to 10 times slower under TCG: by default its
 # lane takes the tests of the failure and teardown paths, where KASAN,
 # lockdep and kmemleak find what the Debian kernel hides: bad input,
-# module unload, forced deletion, link flaps, the loss timeout, removal
-# under I/O, the races, fault injection, the in-use check, a hostile
-# peer, authentication and a lying target.  19-queues for the stricter
+# module unload, forced deletion, the loss timeout, removal under I/O,
+# the races, fault injection, the in-use check, a hostile peer and a
+# lying target.  19-queues for the stricter
 # rxe's completion vectors and send queue budget (debug-kernel/patches/
 # 0005, 0006); over its stricter siw (0004) the data: registered READ
 # sinks, each write's flush.  Left to make check-debug, for CI's time
 # (each runs on the Debian kernel): 06-connect-cycle (15-races and
 # 16-alloc-failures connect and disconnect dozens of times),
-# 17-session-timeout, 20-reconnect-delay, 23-allowed-hosts and
-# 25-ownership (policy, not teardown), the link flaps over siw and the
-# two-VM test.
+# 12-link-flap (13-loss-timeout and 14-removal-under-io reconnect under
+# I/O too), 17-session-timeout, 20-reconnect-delay, 23-allowed-hosts,
+# 24-auth and 25-ownership (policy, not teardown), and the two-VM test.
 debug_default="00-rxe 04-bad-input 05-module-unload 07-force-delete
-	12-link-flap 13-loss-timeout 14-removal-under-io 15-races
-	16-alloc-failures 18-in-use 19-queues 22-hostile-peer 24-auth
-	29-lying-target 00-rxe@siw 01-data-verify@siw"
+	13-loss-timeout 14-removal-under-io 15-races 16-alloc-failures
+	18-in-use 19-queues 22-hostile-peer 29-lying-target 00-rxe@siw
+	01-data-verify@siw"
 
 if [[ ${RMBD_WITH_DEBUG:-0} != 0 ]]; then
 	echo "# the debug kernel (a long build when it is not in the cache)"

@@ -121,8 +121,9 @@ lfield() {	# FIELD: of listener $lport
 rmbd_ok listener add "$RMBD_ADDR" port "$lport" max_sessions 2 > /dev/null
 [[ $(lfield max_sessions) == 2 ]] ||
 	fail "listener port $lport: not max_sessions 2: $(rmbd_cli -j listener)"
-# Long enough for what follows while they hold on.
-hold=$(rounds 8 15)
+# Long enough for what follows while they hold on (on a slow host the
+# debug kernel took more than 15 s).
+hold=$(rounds 8 30)
 pids=()
 for n in 1 2; do
 	"$peer" --addr "$RMBD_ADDR" --port "$lport" --export hostile --seconds "$hold" \
