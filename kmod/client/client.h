@@ -2,12 +2,20 @@
 /*
  * rmbd client: block devices backed by memory on an rmbd target.
  *
- * A device is one session: an admin queue (index 0) used while connecting,
- * then one queue per blk-mq hardware queue: N interrupt-driven I/O queues
- * (index 1..N) and P polled ones (N+1..N+P).  Each is an RC QP that only
- * issues one-sided RDMA READ and WRITE.  The target's slabs
- * are mapped at connect time; a request never crosses a slab
- * (chunk_sectors), so it is one work request to one (address, rkey).
+ * A device (struct rmbd_c_dev) is the block device: its blk-mq tag set
+ * and disk, its index and state, and how long its I/O waits for a lost
+ * session (the loss timeout).  It reaches the target through its leg
+ * (struct rmbd_c_leg; one for now): the session to one export of one
+ * target, with the admin exchange, the RDMA device and the memory regions
+ * registered there, the export's slabs, the keepalive, the error work and
+ * the reconnects.
+ *
+ * A leg has an admin queue (index 0) used while connecting, then one
+ * queue (struct rmbd_c_queue) per blk-mq hardware queue: N
+ * interrupt-driven I/O queues (index 1..N) and P polled ones (N+1..N+P).
+ * Each is an RC QP that only issues one-sided RDMA READ and WRITE.  The
+ * target's slabs are mapped at connect time; a request never crosses a
+ * slab (chunk_sectors), so it is one work request to one (address, rkey).
  */
 #ifndef RMBD_CLIENT_H
 #define RMBD_CLIENT_H
@@ -53,18 +61,23 @@ enum {
 	RMBD_C_Q_POLLABLE,	/* blk-mq may reap the poll CQ (not draining) */
 };
 
-/* rmbd_c_dev.flags */
+/* rmbd_c_dev.flags: what becomes of the device's requests */
 enum {
 	RMBD_C_DEV_RECOVERING,	/* requests wait on the requeue list */
 	RMBD_C_DEV_DEAD,	/* no reconnect: requests fail with EIO */
-	RMBD_C_DEV_IBDEV_GONE,	/* rdma_cm removes the RDMA device under us */
-	RMBD_C_DEV_ERR_PENDING,	/* err_work found recovery_lock taken */
+};
+
+/* rmbd_c_leg.flags */
+enum {
+	RMBD_C_LEG_IBDEV_GONE,	/* rdma_cm removes the RDMA device under us */
+	RMBD_C_LEG_ERR_PENDING,	/* err_work found recovery_lock taken */
 };
 
 struct rmbd_c_dev;
+struct rmbd_c_leg;
 
 struct rmbd_c_queue {
-	struct rmbd_c_dev	*dev;
+	struct rmbd_c_leg	*leg;
 	unsigned int		idx;		/* 0: admin */
 	unsigned int		depth;
 	unsigned long		flags;
@@ -87,7 +100,7 @@ struct rmbd_c_queue {
 	spinlock_t		lock;
 	struct list_head	batch;
 	struct list_head	posted;
-	/* READ sinks, one per request, when dev->read_mr (iWARP) */
+	/* READ sinks, one per request, when leg->read_mr (iWARP) */
 	struct list_head	read_mrs;
 	int			cm_error;
 	const char		*cm_why;
@@ -105,8 +118,8 @@ struct rmbd_c_slab {
  * @parts, unsignaled, when the request has more segments than one work
  * request takes, or when it is a discard that crosses a slab boundary
  * (discards may merge across chunk_sectors); @head is the first.  The
- * PDU ends with dev->max_segs scatterlist entries, as many SGEs (@sge)
- * and dev->req_wrs - 1 parts.
+ * PDU ends with leg->max_segs scatterlist entries, as many SGEs (@sge)
+ * and leg->req_wrs - 1 parts.
  */
 struct rmbd_c_req {
 	struct ib_cqe		cqe;
@@ -121,28 +134,27 @@ struct rmbd_c_req {
 	int			nents;
 	struct ib_sge		*sge;
 	struct ib_rdma_wr	*parts;
-	/* A READ's registered sink (dev->read_mr), from queue->read_mrs */
+	/* A READ's registered sink (leg->read_mr), from queue->read_mrs */
 	struct ib_mr		*mr;
 	struct ib_reg_wr	reg;
 	struct scatterlist	sgl[];
 };
 
-struct rmbd_c_dev {
-	struct kref		ref;		/* the list's, and remove_one's */
-	struct list_head	entry;
-	int			index;
-	u8			state;		/* enum rmbd_dev_state */
-	bool			stopping;	/* queues being torn down */
-	/* rmbd_c_dev_connect() is adding the disk: not to be disconnected */
-	bool			adding;
+/*
+ * A leg: the session to one export of one target, for device @dev.  What
+ * it learns at first connect (the export's geometry, the request layout
+ * its RDMA device allows) stays: a reconnect must find the same again.
+ */
+struct rmbd_c_leg {
+	struct rmbd_c_dev	*dev;
 	unsigned long		flags;
 	struct sockaddr_storage	addr;
 	char			addr_str[RMBD_ADDR_MAX];
 	u16			port;
 	char			export_name[RMBD_EXPORT_NAME_MAX];
 	bool			shared;		/* connected with "shared" */
-	bool			read_only;	/* asked for, or the export is */
-	char			host[RMBD_HOST_MAX];	/* "" for none */
+	/* Asked for, or the export is (since the first OPEN) */
+	bool			read_only;
 	/* Who holds the export, when the target refused it as in use. */
 	char			holder[RMBD_HOST_MAX];
 	/* The last OPEN was refused for good (rmbd_c_final()). */
@@ -212,11 +224,7 @@ struct rmbd_c_dev {
 	struct ib_mr		*zero_mr;
 	u64			zero_dma;
 	u32			zero_len;
-	u32			zero_limit;	/* what the disk advertises */
-	unsigned int		nr_io_queues;
-	unsigned int		nr_poll_queues;
 	unsigned int		nr_queues;	/* admin + I/O + poll */
-	unsigned int		queue_depth;
 	struct rmbd_c_queue	*queues;	/* [nr_queues] */
 
 	/* admin messages, one at a time */
@@ -235,24 +243,58 @@ struct rmbd_c_dev {
 
 	/*
 	 * Recovery: err_work tears a broken session down and parks the
-	 * requests; reconnect_work tries again every @reconnect_delay s;
-	 * loss_work fails the parked I/O when @loss_timeout s have passed.
-	 * @recovery_lock serialises teardown and reconnect (it is taken in
-	 * memalloc_noio scopes only, and dropped with rmbd_c_recovery_unlock()).
-	 * A reconnect attempt may hold it for long when memory or the network
-	 * is gone: err_work does not wait for it, the holder runs it again.
+	 * requests; reconnect_work tries again every dev->reconnect_delay s
+	 * (and the device's loss_work fails the parked I/O when its
+	 * loss_timeout has passed).  @recovery_lock serialises teardown and
+	 * reconnect (it is taken in memalloc_noio scopes only, and dropped
+	 * with rmbd_c_recovery_unlock()).  A reconnect attempt may hold it
+	 * for long when memory or the network is gone: err_work does not
+	 * wait for it, the holder runs it again.
 	 */
 	struct work_struct	err_work;
 	struct delayed_work	reconnect_work;
-	struct delayed_work	loss_work;
 	struct mutex		recovery_lock;
-	u32			reconnect_delay;
-	u32			loss_timeout;
 	u32			nr_reconnects;
-	unsigned long		loss_start;	/* jiffies */
 	/* RMBD_OP_KEEPALIVE every @ka_interval jiffies; 0: the target wants none */
 	struct delayed_work	ka_work;
 	unsigned long		ka_interval;
+};
+
+struct rmbd_c_dev {
+	struct kref		ref;		/* the list's, and remove_one's */
+	struct list_head	entry;
+	int			index;
+	u8			state;		/* enum rmbd_dev_state */
+	/* The leg's queues being torn down (rmbd_c_leg_stop()) */
+	bool			stopping;
+	/* rmbd_c_dev_connect() is adding the disk: not to be disconnected */
+	bool			adding;
+	unsigned long		flags;
+	/* The disk's: asked for, or the leg's export is */
+	bool			read_only;
+	char			host[RMBD_HOST_MAX];	/* "" for none */
+	/* blk-mq's hardware queues: each has its queue on the leg */
+	unsigned int		nr_io_queues;
+	unsigned int		nr_poll_queues;
+	/* The tag set's; the leg's first connect may lower it */
+	unsigned int		queue_depth;
+	/* The disk's discard limit: a reconnect must offer at least this */
+	u32			zero_limit;
+
+	/*
+	 * The leg reconnects every @reconnect_delay s; loss_work fails the
+	 * parked I/O when @loss_timeout s have passed since @loss_start.
+	 */
+	struct delayed_work	loss_work;
+	u32			reconnect_delay;
+	u32			loss_timeout;
+	unsigned long		loss_start;	/* jiffies */
+	/*
+	 * The one leg, for now.  The block layer's limits (size, segments,
+	 * request layout, read sinks) are still read from it: with several
+	 * legs the device needs its own, that every leg satisfies.
+	 */
+	struct rmbd_c_leg	leg;
 	struct blk_mq_tag_set	tag_set;
 	struct gendisk		*disk;
 };
@@ -262,35 +304,35 @@ extern struct list_head rmbd_c_devs;
 extern struct workqueue_struct *rmbd_c_wq;
 
 /* leg.c: the session to the target */
-int rmbd_c_first_device(struct rmbd_c_dev *dev, struct ib_device *ibdev,
+int rmbd_c_first_device(struct rmbd_c_leg *leg, struct ib_device *ibdev,
 			u32 port, const char **why);
-int rmbd_c_session_start(struct rmbd_c_dev *dev, const char **why);
-void rmbd_c_session_halt(struct rmbd_c_dev *dev);
-bool rmbd_c_session_port_active(struct rmbd_c_dev *dev);
-void rmbd_c_session_flush(struct rmbd_c_dev *dev);
-void rmbd_c_session_teardown(struct rmbd_c_dev *dev);
-void rmbd_c_session_teardown_quiesced(struct rmbd_c_dev *dev);
-void rmbd_c_session_stop(struct rmbd_c_dev *dev);
-void rmbd_c_schedule_fail(struct rmbd_c_dev *dev);
-void rmbd_c_queues_fail(struct rmbd_c_dev *dev);
+int rmbd_c_leg_start(struct rmbd_c_leg *leg, const char **why);
+void rmbd_c_leg_halt(struct rmbd_c_leg *leg);
+bool rmbd_c_leg_port_active(struct rmbd_c_leg *leg);
+void rmbd_c_leg_flush(struct rmbd_c_leg *leg);
+void rmbd_c_leg_teardown(struct rmbd_c_leg *leg);
+void rmbd_c_leg_teardown_quiesced(struct rmbd_c_leg *leg);
+void rmbd_c_leg_stop(struct rmbd_c_leg *leg);
+void rmbd_c_schedule_fail(struct rmbd_c_leg *leg);
+void rmbd_c_queues_fail(struct rmbd_c_leg *leg);
 void rmbd_c_keepalive_work(struct work_struct *work);
-void rmbd_c_keepalive_start(struct rmbd_c_dev *dev);
-void rmbd_c_recover(struct rmbd_c_dev *dev);
-void rmbd_c_recovery_unlock(struct rmbd_c_dev *dev);
+void rmbd_c_keepalive_start(struct rmbd_c_leg *leg);
+void rmbd_c_recover(struct rmbd_c_leg *leg);
+void rmbd_c_recovery_unlock(struct rmbd_c_leg *leg);
 void rmbd_c_err_work(struct work_struct *work);
 void rmbd_c_reconnect_work(struct work_struct *work);
 
 /* queue.c: queue pairs and the I/O on them */
-int rmbd_c_queue_connect(struct rmbd_c_dev *dev, unsigned int idx,
+int rmbd_c_queue_connect(struct rmbd_c_leg *leg, unsigned int idx,
 			 const char **why);
 void rmbd_c_queue_destroy_qp(struct rmbd_c_queue *q);
 void rmbd_c_queue_drain(struct rmbd_c_queue *q);
-unsigned int rmbd_c_post_begin(struct rmbd_c_dev *dev);
-void rmbd_c_post_end(struct rmbd_c_dev *dev, unsigned int noreclaim);
+unsigned int rmbd_c_post_begin(struct rmbd_c_leg *leg);
+void rmbd_c_post_end(struct rmbd_c_leg *leg, unsigned int noreclaim);
 void rmbd_c_read_write_done(struct ib_cq *cq, struct ib_wc *wc);
 void rmbd_c_part_done(struct ib_cq *cq, struct ib_wc *wc);
 void rmbd_c_post_batch(struct rmbd_c_queue *q);
-void rmbd_c_req_unmap(struct rmbd_c_dev *dev, struct rmbd_c_req *req);
+void rmbd_c_req_unmap(struct rmbd_c_leg *leg, struct rmbd_c_req *req);
 int rmbd_c_poll_cq(struct rmbd_c_queue *q);
 
 /* @req broke its session itself (RMBD_C_MAX_FAULTS); saturates. */

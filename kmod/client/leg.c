@@ -30,35 +30,37 @@
 
 /**
  * rmbd_c_schedule_fail() - the session is broken: recover or fail
- * @dev: the device
+ * @leg: the leg
  *
  * From now on requests that fail are requeued rather than ended, unless
  * the device is dead; err_work decides what happens next.
  */
-void rmbd_c_schedule_fail(struct rmbd_c_dev *dev)
+void rmbd_c_schedule_fail(struct rmbd_c_leg *leg)
 {
+	struct rmbd_c_dev *dev = leg->dev;
+
 	if (dev->loss_timeout)
 		set_bit(RMBD_C_DEV_RECOVERING, &dev->flags);
-	queue_work(rmbd_c_wq, &dev->err_work);
+	queue_work(rmbd_c_wq, &leg->err_work);
 }
 
 static void rmbd_c_admin_send_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct rmbd_c_dev *dev = container_of(wc->wr_cqe, struct rmbd_c_dev,
+	struct rmbd_c_leg *leg = container_of(wc->wr_cqe, struct rmbd_c_leg,
 					      send_cqe);
 
-	dev->send_status = wc->status;
-	complete(&dev->send_done);
+	leg->send_status = wc->status;
+	complete(&leg->send_done);
 }
 
 static void rmbd_c_admin_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct rmbd_c_dev *dev = container_of(wc->wr_cqe, struct rmbd_c_dev,
+	struct rmbd_c_leg *leg = container_of(wc->wr_cqe, struct rmbd_c_leg,
 					      recv_cqe);
 
-	dev->recv_status = wc->status;
-	dev->recv_len = wc->byte_len;
-	complete(&dev->recv_done);
+	leg->recv_status = wc->status;
+	leg->recv_len = wc->byte_len;
+	complete(&leg->recv_done);
 }
 
 static bool read_mr;
@@ -89,8 +91,8 @@ static int rmbd_c_read_sink(struct ib_device *ibdev, bool iwarp,
 		     RMBD_C_MAX_IO_BYTES / PAGE_SIZE + 1);
 }
 
-int rmbd_c_first_device(struct rmbd_c_dev *dev, struct ib_device *ibdev,
-			       u32 port, const char **why)
+int rmbd_c_first_device(struct rmbd_c_leg *leg, struct ib_device *ibdev,
+			u32 port, const char **why)
 {
 	struct ib_device_attr *attrs = &ibdev->attrs;
 	bool iwarp = rdma_protocol_iwarp(ibdev, port);
@@ -120,106 +122,106 @@ int rmbd_c_first_device(struct rmbd_c_dev *dev, struct ib_device *ibdev,
 		return -EINVAL;
 	}
 	/* The disk's limits and request layout were sized at first connect. */
-	if (dev->wr_sges) {
-		if (wr < dev->wr_sges || rd < dev->rd_sges) {
+	if (leg->wr_sges) {
+		if (wr < leg->wr_sges || rd < leg->rd_sges) {
 			*why = "the RDMA device now supports fewer SGEs than the device was created with";
 			return -EXDEV;
 		}
-		if (seg < dev->max_seg_size) {
+		if (seg < leg->max_seg_size) {
 			*why = "the RDMA device now maps smaller DMA segments than the device was created with";
 			return -EXDEV;
 		}
-		if ((mr_pages > 0) != dev->read_mr || mr_pages < dev->mr_pages ||
-		    iwarp != dev->signal_each) {
+		if ((mr_pages > 0) != leg->read_mr || mr_pages < leg->mr_pages ||
+		    iwarp != leg->signal_each) {
 			*why = "the RDMA device is of another transport than the device was created with";
 			return -EXDEV;
 		}
 	} else {
-		dev->signal_each = iwarp;
-		dev->max_seg_size = seg;
-		dev->wr_sges = wr;
-		dev->rd_sges = rd;
-		dev->read_mr = mr_pages > 0;
-		dev->mr_pages = mr_pages;
-		dev->max_segs = min(RMBD_C_MAX_SEGS, RMBD_C_MAX_REQ_WRS * wr);
+		leg->signal_each = iwarp;
+		leg->max_seg_size = seg;
+		leg->wr_sges = wr;
+		leg->rd_sges = rd;
+		leg->read_mr = mr_pages > 0;
+		leg->mr_pages = mr_pages;
+		leg->max_segs = min(RMBD_C_MAX_SEGS, RMBD_C_MAX_REQ_WRS * wr);
 		if (!mr_pages)
-			dev->max_segs = min(dev->max_segs,
+			leg->max_segs = min(leg->max_segs,
 					    RMBD_C_MAX_REQ_WRS * rd);
 		/*
 		 * At least two: a discard across a slab boundary; three for
 		 * a registered READ (REG_MR, READ, LOCAL_INV).
 		 */
-		req_wrs = DIV_ROUND_UP(dev->max_segs, mr_pages ? wr : rd);
-		dev->req_wrs = max(mr_pages ? 3U : 2U, req_wrs);
+		req_wrs = DIV_ROUND_UP(leg->max_segs, mr_pages ? wr : rd);
+		leg->req_wrs = max(mr_pages ? 3U : 2U, req_wrs);
 		/* and on iWARP a write's flush (rmbd_c_init_flush()) */
-		if (dev->signal_each)
-			dev->req_wrs++;
+		if (leg->signal_each)
+			leg->req_wrs++;
 	}
 	/* An I/O queue's send queue and CQ (rmbd_c_create_qp()) */
-	if (dev->queue_depth * dev->req_wrs + 1 > attrs->max_qp_wr ||
-	    dev->queue_depth * dev->req_wrs + 2 > attrs->max_cqe) {
+	if (leg->dev->queue_depth * leg->req_wrs + 1 > attrs->max_qp_wr ||
+	    leg->dev->queue_depth * leg->req_wrs + 2 > attrs->max_cqe) {
 		*why = "queue depth exceeds what the RDMA device supports";
 		return -EINVAL;
 	}
 
-	dev->pd = ib_alloc_pd(ibdev, 0);
-	if (IS_ERR(dev->pd)) {
-		int ret = PTR_ERR(dev->pd);
+	leg->pd = ib_alloc_pd(ibdev, 0);
+	if (IS_ERR(leg->pd)) {
+		int ret = PTR_ERR(leg->pd);
 
-		dev->pd = NULL;
+		leg->pd = NULL;
 		*why = "cannot allocate a protection domain";
 		return ret;
 	}
-	dev->ibdev = ibdev;
-	dev->soft_post = ibdev->ops.driver_id == RDMA_DRIVER_RXE ||
+	leg->ibdev = ibdev;
+	leg->soft_post = ibdev->ops.driver_id == RDMA_DRIVER_RXE ||
 			 ibdev->ops.driver_id == RDMA_DRIVER_SIW;
 	return 0;
 }
 
-static noinline int rmbd_c_admin_alloc(struct rmbd_c_dev *dev)
+static noinline int rmbd_c_admin_alloc(struct rmbd_c_leg *leg)
 {
-	dev->send_buf = kzalloc(RMBD_MSG_SIZE, GFP_KERNEL);
-	dev->recv_buf = kzalloc(RMBD_MSG_SIZE, GFP_KERNEL);
-	if (!dev->send_buf || !dev->recv_buf)
+	leg->send_buf = kzalloc(RMBD_MSG_SIZE, GFP_KERNEL);
+	leg->recv_buf = kzalloc(RMBD_MSG_SIZE, GFP_KERNEL);
+	if (!leg->send_buf || !leg->recv_buf)
 		goto out_free;
-	dev->send_dma = ib_dma_map_single(dev->ibdev, dev->send_buf,
+	leg->send_dma = ib_dma_map_single(leg->ibdev, leg->send_buf,
 					  RMBD_MSG_SIZE, DMA_TO_DEVICE);
-	if (ib_dma_mapping_error(dev->ibdev, dev->send_dma))
+	if (ib_dma_mapping_error(leg->ibdev, leg->send_dma))
 		goto out_free;
-	dev->recv_dma = ib_dma_map_single(dev->ibdev, dev->recv_buf,
+	leg->recv_dma = ib_dma_map_single(leg->ibdev, leg->recv_buf,
 					  RMBD_MSG_SIZE, DMA_FROM_DEVICE);
-	if (ib_dma_mapping_error(dev->ibdev, dev->recv_dma)) {
-		ib_dma_unmap_single(dev->ibdev, dev->send_dma, RMBD_MSG_SIZE,
+	if (ib_dma_mapping_error(leg->ibdev, leg->recv_dma)) {
+		ib_dma_unmap_single(leg->ibdev, leg->send_dma, RMBD_MSG_SIZE,
 				    DMA_TO_DEVICE);
 		goto out_free;
 	}
-	dev->send_cqe.done = rmbd_c_admin_send_done;
-	dev->recv_cqe.done = rmbd_c_admin_recv_done;
-	init_completion(&dev->send_done);
-	init_completion(&dev->recv_done);
+	leg->send_cqe.done = rmbd_c_admin_send_done;
+	leg->recv_cqe.done = rmbd_c_admin_recv_done;
+	init_completion(&leg->send_done);
+	init_completion(&leg->recv_done);
 	return 0;
 
 out_free:
-	kfree(dev->send_buf);
-	kfree(dev->recv_buf);
-	dev->send_buf = NULL;
-	dev->recv_buf = NULL;
+	kfree(leg->send_buf);
+	kfree(leg->recv_buf);
+	leg->send_buf = NULL;
+	leg->recv_buf = NULL;
 	return -ENOMEM;
 }
 ALLOW_ERROR_INJECTION(rmbd_c_admin_alloc, ERRNO);
 
-static void rmbd_c_admin_free(struct rmbd_c_dev *dev)
+static void rmbd_c_admin_free(struct rmbd_c_leg *leg)
 {
-	if (!dev->send_buf)
+	if (!leg->send_buf)
 		return;
-	ib_dma_unmap_single(dev->ibdev, dev->send_dma, RMBD_MSG_SIZE,
+	ib_dma_unmap_single(leg->ibdev, leg->send_dma, RMBD_MSG_SIZE,
 			    DMA_TO_DEVICE);
-	ib_dma_unmap_single(dev->ibdev, dev->recv_dma, RMBD_MSG_SIZE,
+	ib_dma_unmap_single(leg->ibdev, leg->recv_dma, RMBD_MSG_SIZE,
 			    DMA_FROM_DEVICE);
-	kfree(dev->send_buf);
-	kfree(dev->recv_buf);
-	dev->send_buf = NULL;
-	dev->recv_buf = NULL;
+	kfree(leg->send_buf);
+	kfree(leg->recv_buf);
+	leg->send_buf = NULL;
+	leg->recv_buf = NULL;
 }
 
 /*
@@ -227,71 +229,71 @@ static void rmbd_c_admin_free(struct rmbd_c_dev *dev)
  * admin queue carries one request at a time.  A keepalive that cannot be
  * sent parks the I/O: it is posted like I/O (rmbd_c_post_begin()).
  */
-static int rmbd_c_admin_xfer(struct rmbd_c_dev *dev, u16 opcode, size_t len,
+static int rmbd_c_admin_xfer(struct rmbd_c_leg *leg, u16 opcode, size_t len,
 			     const char **why)
 {
-	struct rmbd_msg_hdr *hdr = dev->send_buf;
-	struct ib_qp *qp = dev->queues[0].cm_id->qp;
+	struct rmbd_msg_hdr *hdr = leg->send_buf;
+	struct ib_qp *qp = leg->queues[0].cm_id->qp;
 	struct ib_sge ssge = {
-		.addr = dev->send_dma, .length = len,
-		.lkey = dev->pd->local_dma_lkey,
+		.addr = leg->send_dma, .length = len,
+		.lkey = leg->pd->local_dma_lkey,
 	};
 	struct ib_sge rsge = {
-		.addr = dev->recv_dma, .length = RMBD_MSG_SIZE,
-		.lkey = dev->pd->local_dma_lkey,
+		.addr = leg->recv_dma, .length = RMBD_MSG_SIZE,
+		.lkey = leg->pd->local_dma_lkey,
 	};
 	struct ib_send_wr swr = {
-		.wr_cqe = &dev->send_cqe, .sg_list = &ssge, .num_sge = 1,
+		.wr_cqe = &leg->send_cqe, .sg_list = &ssge, .num_sge = 1,
 		.opcode = IB_WR_SEND, .send_flags = IB_SEND_SIGNALED,
 	};
 	struct ib_recv_wr rwr = {
-		.wr_cqe = &dev->recv_cqe, .sg_list = &rsge, .num_sge = 1,
+		.wr_cqe = &leg->recv_cqe, .sg_list = &rsge, .num_sge = 1,
 	};
 	unsigned int noreclaim;
 	int ret;
 
 	hdr->opcode = cpu_to_le16(opcode);
 	hdr->status = 0;
-	hdr->tag = cpu_to_le32(++dev->tag);
-	reinit_completion(&dev->send_done);
-	reinit_completion(&dev->recv_done);
-	ib_dma_sync_single_for_device(dev->ibdev, dev->recv_dma, RMBD_MSG_SIZE,
+	hdr->tag = cpu_to_le32(++leg->tag);
+	reinit_completion(&leg->send_done);
+	reinit_completion(&leg->recv_done);
+	ib_dma_sync_single_for_device(leg->ibdev, leg->recv_dma, RMBD_MSG_SIZE,
 				      DMA_FROM_DEVICE);
-	ib_dma_sync_single_for_device(dev->ibdev, dev->send_dma, RMBD_MSG_SIZE,
+	ib_dma_sync_single_for_device(leg->ibdev, leg->send_dma, RMBD_MSG_SIZE,
 				      DMA_TO_DEVICE);
 	ret = ib_post_recv(qp, &rwr, NULL);
 	if (ret)
 		return ret;
-	noreclaim = rmbd_c_post_begin(dev);
+	noreclaim = rmbd_c_post_begin(leg);
 	ret = ib_post_send(qp, &swr, NULL);
-	rmbd_c_post_end(dev, noreclaim);
+	rmbd_c_post_end(leg, noreclaim);
 	if (ret)
 		return ret;
-	if (!wait_for_completion_timeout(&dev->send_done, RMBD_C_ADMIN_TIMEOUT) ||
-	    !wait_for_completion_timeout(&dev->recv_done, RMBD_C_ADMIN_TIMEOUT)) {
+	if (!wait_for_completion_timeout(&leg->send_done, RMBD_C_ADMIN_TIMEOUT) ||
+	    !wait_for_completion_timeout(&leg->recv_done, RMBD_C_ADMIN_TIMEOUT)) {
 		*why = "target did not answer";
 		return -ETIMEDOUT;
 	}
-	if (dev->send_status != IB_WC_SUCCESS ||
-	    dev->recv_status != IB_WC_SUCCESS) {
+	if (leg->send_status != IB_WC_SUCCESS ||
+	    leg->recv_status != IB_WC_SUCCESS) {
 		*why = "admin queue failed";
 		return -EIO;
 	}
-	ib_dma_sync_single_for_cpu(dev->ibdev, dev->recv_dma, RMBD_MSG_SIZE,
+	ib_dma_sync_single_for_cpu(leg->ibdev, leg->recv_dma, RMBD_MSG_SIZE,
 				   DMA_FROM_DEVICE);
-	ret = rmbd_check_reply(dev->recv_buf, dev->recv_len, opcode, dev->tag);
+	ret = rmbd_check_reply(leg->recv_buf, leg->recv_len, opcode, leg->tag);
 	if (ret == -EPROTO)
 		*why = "target sent a malformed reply";
 	return ret;
 }
 
 /* The holder a refusal of @len bytes names, if it is well formed. */
-static void rmbd_c_note_holder(struct rmbd_c_dev *dev, const char *holder,
+static void rmbd_c_note_holder(struct rmbd_c_leg *leg, const char *holder,
 			       size_t len)
 {
-	if (dev->recv_len >= len && memchr(holder, 0, RMBD_HOST_LEN) &&
+	if (leg->recv_len >= len && memchr(holder, 0, RMBD_HOST_LEN) &&
 	    rmbd_valid_host(holder))
-		strscpy(dev->holder, holder, sizeof(dev->holder));
+		strscpy(leg->holder, holder, sizeof(leg->holder));
 }
 
 /*
@@ -300,28 +302,28 @@ static void rmbd_c_note_holder(struct rmbd_c_dev *dev, const char *holder,
  * ends the session on a wrong answer; a target that cannot answer ours
  * does not have the secret.
  */
-static int rmbd_c_auth(struct rmbd_c_dev *dev, const u8 *nt, const u8 *nc,
+static int rmbd_c_auth(struct rmbd_c_leg *leg, const u8 *nt, const u8 *nc,
 		       const char **why)
 {
-	struct rmbd_auth_msg *req = dev->send_buf;
-	struct rmbd_auth_msg *rsp = dev->recv_buf;
+	struct rmbd_auth_msg *req = leg->send_buf;
+	struct rmbd_auth_msg *rsp = leg->recv_buf;
 	u8 want[RMBD_RESPONSE_LEN];
 	int ret;
 
 	memset(req, 0, RMBD_MSG_SIZE);
-	ret = rmbd_auth_answer(dev->auth_tfm, false, dev->session_id, nt, nc,
-			       dev->host, dev->export_name, req->response);
+	ret = rmbd_auth_answer(leg->auth_tfm, false, leg->session_id, nt, nc,
+			       leg->dev->host, leg->export_name, req->response);
 	if (ret) {
 		*why = "cannot compute HMAC-SHA-256 (crypto API)";
 		return -EIO;
 	}
-	ret = rmbd_c_admin_xfer(dev, RMBD_OP_AUTH, sizeof(*req), why);
+	ret = rmbd_c_admin_xfer(leg, RMBD_OP_AUTH, sizeof(*req), why);
 	if (ret == -EACCES) {
 		*why = "the target refused this host's secret";
 		return ret;
 	}
 	if (ret == -EBUSY) {
-		rmbd_c_note_holder(dev, rsp->holder, sizeof(*rsp));
+		rmbd_c_note_holder(leg, rsp->holder, sizeof(*rsp));
 		*why = "export in use by another host";
 		return ret;
 	}
@@ -335,8 +337,8 @@ static int rmbd_c_auth(struct rmbd_c_dev *dev, const u8 *nt, const u8 *nc,
 			*why = "authentication failed on the target";
 		return ret == -ENOENT ? -EIO : ret;
 	}
-	ret = rmbd_auth_answer(dev->auth_tfm, true, dev->session_id, nc, nt,
-			       dev->host, dev->export_name, want);
+	ret = rmbd_auth_answer(leg->auth_tfm, true, leg->session_id, nc, nt,
+			       leg->dev->host, leg->export_name, want);
 	if (!ret && crypto_memneq(want, rsp->response, sizeof(want))) {
 		*why = "the target could not prove it has this host's secret";
 		ret = -EACCES;
@@ -351,22 +353,22 @@ static int rmbd_c_auth(struct rmbd_c_dev *dev, const u8 *nt, const u8 *nc,
 /*
  * A refusal that ends what the device had on the target: the export is
  * gone or another one, or no longer this host's to use.  It is final
- * (@dev->refused: the device fails at once) unless the device
+ * (@leg->refused: the device fails at once) unless the device
  * authenticates and the target has not proved it has the secret yet
  * (@doubt): an impostor could send it.  Then it is one failed attempt.
  */
-static int rmbd_c_final(struct rmbd_c_dev *dev, int ret, bool doubt)
+static int rmbd_c_final(struct rmbd_c_leg *leg, int ret, bool doubt)
 {
 	if (doubt)
 		return -ECONNREFUSED;
-	dev->refused = true;
+	leg->refused = true;
 	return ret;
 }
 
-static int rmbd_c_open(struct rmbd_c_dev *dev, const char **why)
+static int rmbd_c_open(struct rmbd_c_leg *leg, const char **why)
 {
-	struct rmbd_open_req *req = dev->send_buf;
-	struct rmbd_open_rsp *rsp = dev->recv_buf;
+	struct rmbd_open_req *req = leg->send_buf;
+	struct rmbd_open_rsp *rsp = leg->recv_buf;
 	u8 nc[RMBD_CHALLENGE_LEN], nt[RMBD_CHALLENGE_LEN];
 	u64 export_id, size, slab_size;
 	/*
@@ -374,21 +376,21 @@ static int rmbd_c_open(struct rmbd_c_dev *dev, const char **why)
 	 * has not proved itself for the end of its data when it reconnects:
 	 * an impostor could send one.  It tries again until the loss timeout.
 	 */
-	bool doubt = dev->slabs && dev->auth_tfm;
+	bool doubt = leg->slabs && leg->auth_tfm;
 	u32 timeout_ms, flags, nr_slabs;
 	int ret, tries;
 
 	memset(req, 0, RMBD_MSG_SIZE);
-	strscpy(req->name, dev->export_name, sizeof(req->name));
-	strscpy(req->host, dev->host, sizeof(req->host));
-	req->flags = cpu_to_le32((dev->shared ? RMBD_OPEN_SHARED : 0) |
-				 (dev->read_only ? RMBD_OPEN_RDONLY : 0));
+	strscpy(req->name, leg->export_name, sizeof(req->name));
+	strscpy(req->host, leg->dev->host, sizeof(req->host));
+	req->flags = cpu_to_le32((leg->shared ? RMBD_OPEN_SHARED : 0) |
+				 (leg->read_only ? RMBD_OPEN_RDONLY : 0));
 	get_random_bytes(nc, sizeof(nc));
 	memcpy(req->challenge, nc, sizeof(req->challenge));
-	dev->holder[0] = '\0';
+	leg->holder[0] = '\0';
 	/* Another host's session on its way out: it goes within a second. */
 	for (tries = 0; ; tries++) {
-		ret = rmbd_c_admin_xfer(dev, RMBD_OP_OPEN, sizeof(*req), why);
+		ret = rmbd_c_admin_xfer(leg, RMBD_OP_OPEN, sizeof(*req), why);
 		if (ret != -EAGAIN || tries == RMBD_C_OPEN_TRIES)
 			break;
 		msleep(RMBD_C_OPEN_RETRY_MS);
@@ -400,7 +402,7 @@ static int rmbd_c_open(struct rmbd_c_dev *dev, const char **why)
 	if (ret == -EACCES)
 		*why = "the target does not allow this host to use the export";
 	if (ret == -EBUSY) {
-		rmbd_c_note_holder(dev, rsp->holder, sizeof(*rsp));
+		rmbd_c_note_holder(leg, rsp->holder, sizeof(*rsp));
 		*why = "export in use by another host";
 	}
 	if (ret == -EPERM)
@@ -414,10 +416,10 @@ static int rmbd_c_open(struct rmbd_c_dev *dev, const char **why)
 	 * session holding the export (the target cannot tell it is ours):
 	 * that one goes at its timeout.
 	 */
-	if (ret == -EBUSY && dev->slabs && !dev->host[0])
+	if (ret == -EBUSY && leg->slabs && !leg->dev->host[0])
 		return -ECONNREFUSED;
 	if (ret == -ENOENT || ret == -EACCES || ret == -EBUSY || ret == -EPERM)
-		return rmbd_c_final(dev, ret, doubt);
+		return rmbd_c_final(leg, ret, doubt);
 	if (ret)
 		return ret;
 	/* The AUTH exchange reuses the receive buffer. */
@@ -428,79 +430,81 @@ static int rmbd_c_open(struct rmbd_c_dev *dev, const char **why)
 	timeout_ms = le32_to_cpu(rsp->session_timeout_ms);
 	flags = le32_to_cpu(rsp->flags);
 	memcpy(nt, rsp->challenge, sizeof(nt));
-	memcpy(dev->join_key, rsp->join_key, sizeof(dev->join_key));
+	memcpy(leg->join_key, rsp->join_key, sizeof(leg->join_key));
 
-	if (!(flags & RMBD_OPEN_AUTH) && dev->auth_tfm) {
+	if (!(flags & RMBD_OPEN_AUTH) && leg->auth_tfm) {
 		*why = "the target asks for no secret, so it cannot prove it has it";
-		return rmbd_c_final(dev, -EACCES, doubt);
+		return rmbd_c_final(leg, -EACCES, doubt);
 	}
-	if ((flags & RMBD_OPEN_AUTH) && !dev->auth_tfm) {
+	if ((flags & RMBD_OPEN_AUTH) && !leg->auth_tfm) {
 		*why = "the target wants this host's secret: connect with one";
-		return rmbd_c_final(dev, -EACCES, false);
+		return rmbd_c_final(leg, -EACCES, false);
 	}
 	if (flags & RMBD_OPEN_AUTH) {
-		ret = rmbd_c_auth(dev, nt, nc, why);
+		ret = rmbd_c_auth(leg, nt, nc, why);
 		if (ret == -EACCES || ret == -EBUSY)
-			return rmbd_c_final(dev, ret, doubt);
+			return rmbd_c_final(leg, ret, doubt);
 		if (ret)
 			return ret;
 	}
 
-	if (dev->slabs) {
+	if (leg->slabs) {
 		/* Reconnecting: the export must be the one we had. */
-		if (!dev->read_only && (flags & RMBD_OPEN_RDONLY)) {
+		if (!leg->read_only && (flags & RMBD_OPEN_RDONLY)) {
 			*why = "the target made the session read-only";
-			return rmbd_c_final(dev, -ESTALE, false);
+			return rmbd_c_final(leg, -ESTALE, false);
 		}
-		if (export_id != dev->export_id) {
+		if (export_id != leg->export_id) {
 			*why = "the export was created again on the target: the data it held is gone";
-			return rmbd_c_final(dev, -ESTALE, false);
+			return rmbd_c_final(leg, -ESTALE, false);
 		}
-		if (size != dev->size || slab_size != dev->slab_size ||
-		    nr_slabs != dev->nr_slabs) {
+		if (size != leg->size || slab_size != leg->slab_size ||
+		    nr_slabs != leg->nr_slabs) {
 			*why = "the export changed its size or slab size";
-			return rmbd_c_final(dev, -ESTALE, false);
+			return rmbd_c_final(leg, -ESTALE, false);
 		}
 	} else {
-		dev->export_id = export_id;
-		dev->read_only = dev->read_only || (flags & RMBD_OPEN_RDONLY);
-		dev->size = size;
-		dev->slab_size = slab_size;
-		dev->nr_slabs = nr_slabs;
+		leg->export_id = export_id;
+		leg->read_only = leg->read_only || (flags & RMBD_OPEN_RDONLY);
+		/* As asked, or read-only as the export is */
+		leg->dev->read_only = leg->read_only;
+		leg->size = size;
+		leg->slab_size = slab_size;
+		leg->nr_slabs = nr_slabs;
 	}
-	if (rmbd_check_geometry(dev->size, dev->slab_size, dev->nr_slabs)) {
+	if (rmbd_check_geometry(leg->size, leg->slab_size, leg->nr_slabs)) {
 		*why = "target announced an invalid export geometry";
 		return -EPROTO;
 	}
-	dev->slab_shift = ilog2(dev->slab_size);
+	leg->slab_shift = ilog2(leg->slab_size);
 	/*
 	 * Three keepalives per timeout: one lost message is not the end.
 	 * Whatever the target announced, no more than ten a second, and at
 	 * least one a minute.
 	 */
-	dev->ka_interval = timeout_ms ?
+	leg->ka_interval = timeout_ms ?
 		clamp(msecs_to_jiffies(timeout_ms / 3),
 		      msecs_to_jiffies(RMBD_C_KA_MIN_MS),
 		      msecs_to_jiffies(RMBD_C_KA_MAX_MS)) : 0;
-	if (!dev->slabs)
-		dev->slabs = kvcalloc(dev->nr_slabs, sizeof(*dev->slabs),
+	if (!leg->slabs)
+		leg->slabs = kvcalloc(leg->nr_slabs, sizeof(*leg->slabs),
 				      GFP_KERNEL | __GFP_NOWARN);
-	if (!dev->slabs)
+	if (!leg->slabs)
 		return -ENOMEM;
 	return 0;
 }
 
-static noinline int rmbd_c_map(struct rmbd_c_dev *dev, u32 idx, const char **why)
+static noinline int rmbd_c_map(struct rmbd_c_leg *leg, u32 idx, const char **why)
 {
-	struct rmbd_map_req *req = dev->send_buf;
-	struct rmbd_map_rsp *rsp = dev->recv_buf;
-	struct rmbd_c_slab *slab = &dev->slabs[idx];
+	struct rmbd_map_req *req = leg->send_buf;
+	struct rmbd_map_rsp *rsp = leg->recv_buf;
+	struct rmbd_c_slab *slab = &leg->slabs[idx];
 	u64 addr, len;
 	int ret;
 
 	memset(req, 0, RMBD_MSG_SIZE);
 	req->slab = cpu_to_le32(idx);
-	ret = rmbd_c_admin_xfer(dev, RMBD_OP_MAP, sizeof(*req), why);
+	ret = rmbd_c_admin_xfer(leg, RMBD_OP_MAP, sizeof(*req), why);
 	if (ret) {
 		if (ret != -EPROTO && ret != -ETIMEDOUT)
 			*why = "target could not map a slab";
@@ -509,7 +513,7 @@ static noinline int rmbd_c_map(struct rmbd_c_dev *dev, u32 idx, const char **why
 	addr = le64_to_cpu(rsp->addr);
 	len = le64_to_cpu(rsp->len);
 	if (le32_to_cpu(rsp->slab) != idx ||
-	    len != rmbd_slab_len(dev->size, dev->slab_size, idx) ||
+	    len != rmbd_slab_len(leg->size, leg->slab_size, idx) ||
 	    addr + len < addr) {
 		*why = "target sent an invalid slab mapping";
 		return -EPROTO;
@@ -526,25 +530,25 @@ ALLOW_ERROR_INJECTION(rmbd_c_map, ERRNO);
  * -ETIMEDOUT: the drain at session stop completes the work request, so the
  * caller keeps @mr for the session's teardown to deregister.
  */
-static int rmbd_c_reg_mr(struct rmbd_c_dev *dev, struct ib_mr *mr, int access)
+static int rmbd_c_reg_mr(struct rmbd_c_leg *leg, struct ib_mr *mr, int access)
 {
 	struct ib_reg_wr wr = { };
 	int ret;
 
 	wr.wr.opcode = IB_WR_REG_MR;
-	wr.wr.wr_cqe = &dev->send_cqe;
+	wr.wr.wr_cqe = &leg->send_cqe;
 	wr.wr.send_flags = IB_SEND_SIGNALED;
 	wr.mr = mr;
 	wr.key = mr->rkey;
 	wr.access = access;
-	reinit_completion(&dev->send_done);
-	ret = ib_post_send(dev->queues[0].cm_id->qp, &wr.wr, NULL);
+	reinit_completion(&leg->send_done);
+	ret = ib_post_send(leg->queues[0].cm_id->qp, &wr.wr, NULL);
 	if (ret)
 		return ret;
-	if (!wait_for_completion_timeout(&dev->send_done,
+	if (!wait_for_completion_timeout(&leg->send_done,
 					 RMBD_C_ADMIN_TIMEOUT))
 		return -ETIMEDOUT;
-	return dev->send_status == IB_WC_SUCCESS ? 0 : -EIO;
+	return leg->send_status == IB_WC_SUCCESS ? 0 : -EIO;
 }
 
 /*
@@ -553,15 +557,15 @@ static int rmbd_c_reg_mr(struct rmbd_c_dev *dev, struct ib_mr *mr, int access)
  * work request zeroes up to zero_len bytes and the target CPU does nothing.
  * Posted on the admin queue; without fast registration there is no discard.
  */
-static noinline int rmbd_c_zero_mr_setup(struct rmbd_c_dev *dev, const char **why)
+static noinline int rmbd_c_zero_mr_setup(struct rmbd_c_leg *leg, const char **why)
 {
-	struct ib_device_attr *attrs = &dev->ibdev->attrs;
+	struct ib_device_attr *attrs = &leg->ibdev->attrs;
 	struct scatterlist *sgl, *sg;
 	unsigned int pages, usable, i;
 	struct ib_mr *mr;
 	int n, ret;
 
-	pages = min_t(u64, dev->slab_size, RMBD_C_ZERO_MAX) >> PAGE_SHIFT;
+	pages = min_t(u64, leg->slab_size, RMBD_C_ZERO_MAX) >> PAGE_SHIFT;
 	pages = min(pages, attrs->max_fast_reg_page_list_len);
 	if (!(attrs->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS) ||
 	    !(attrs->page_size_cap & PAGE_SIZE))
@@ -573,20 +577,20 @@ static noinline int rmbd_c_zero_mr_setup(struct rmbd_c_dev *dev, const char **wh
 	 */
 	usable = pages > 1 ? pages - 1 : pages;
 	/* Reconnecting: the disk already advertises a discard limit. */
-	if (dev->disk && (usable << PAGE_SHIFT) < dev->zero_limit) {
+	if (leg->dev->disk && (usable << PAGE_SHIFT) < leg->dev->zero_limit) {
 		*why = "the RDMA device now registers less memory than the device was created with";
 		return -EXDEV;
 	}
 	if (!pages)
 		return 0;
 
-	dev->zero_dma = ib_dma_map_page(dev->ibdev, ZERO_PAGE(0), 0, PAGE_SIZE,
+	leg->zero_dma = ib_dma_map_page(leg->ibdev, ZERO_PAGE(0), 0, PAGE_SIZE,
 					DMA_TO_DEVICE);
-	if (ib_dma_mapping_error(dev->ibdev, dev->zero_dma)) {
+	if (ib_dma_mapping_error(leg->ibdev, leg->zero_dma)) {
 		*why = "cannot map the zero page for discards";
 		return -ENOMEM;
 	}
-	mr = ib_alloc_mr(dev->pd, IB_MR_TYPE_MEM_REG, pages);
+	mr = ib_alloc_mr(leg->pd, IB_MR_TYPE_MEM_REG, pages);
 	if (IS_ERR(mr)) {
 		ret = PTR_ERR(mr);
 		goto out_unmap;
@@ -599,7 +603,7 @@ static noinline int rmbd_c_zero_mr_setup(struct rmbd_c_dev *dev, const char **wh
 	sg_init_table(sgl, pages);
 	for_each_sg(sgl, sg, pages, i) {
 		sg_set_page(sg, ZERO_PAGE(0), PAGE_SIZE, 0);
-		sg_dma_address(sg) = dev->zero_dma;
+		sg_dma_address(sg) = leg->zero_dma;
 		sg_dma_len(sg) = PAGE_SIZE;
 	}
 	n = ib_map_mr_sg(mr, sgl, pages, NULL, PAGE_SIZE);
@@ -610,48 +614,48 @@ static noinline int rmbd_c_zero_mr_setup(struct rmbd_c_dev *dev, const char **wh
 	}
 
 	/* No access rights: only this PD's own work requests read it. */
-	ret = rmbd_c_reg_mr(dev, mr, 0);
+	ret = rmbd_c_reg_mr(leg, mr, 0);
 	if (ret == -ETIMEDOUT) {
 		/* The drain at session stop completes it; keep the MR. */
-		dev->zero_mr = mr;
+		leg->zero_mr = mr;
 		*why = "registering the zero region timed out";
 		return ret;
 	}
 	if (ret)
 		goto out_dereg;
-	dev->zero_mr = mr;
-	dev->zero_len = usable << PAGE_SHIFT;
+	leg->zero_mr = mr;
+	leg->zero_len = usable << PAGE_SHIFT;
 	return 0;
 
 out_dereg:
 	ib_dereg_mr(mr);
 out_unmap:
-	ib_dma_unmap_page(dev->ibdev, dev->zero_dma, PAGE_SIZE, DMA_TO_DEVICE);
+	ib_dma_unmap_page(leg->ibdev, leg->zero_dma, PAGE_SIZE, DMA_TO_DEVICE);
 	*why = "cannot register the zero region for discards";
 	return ret;
 }
 ALLOW_ERROR_INJECTION(rmbd_c_zero_mr_setup, ERRNO);
 
-static void rmbd_c_zero_mr_free(struct rmbd_c_dev *dev)
+static void rmbd_c_zero_mr_free(struct rmbd_c_leg *leg)
 {
-	if (!dev->zero_mr)
+	if (!leg->zero_mr)
 		return;
-	ib_dereg_mr(dev->zero_mr);
-	ib_dma_unmap_page(dev->ibdev, dev->zero_dma, PAGE_SIZE, DMA_TO_DEVICE);
-	dev->zero_mr = NULL;
-	dev->zero_len = 0;
+	ib_dereg_mr(leg->zero_mr);
+	ib_dma_unmap_page(leg->ibdev, leg->zero_dma, PAGE_SIZE, DMA_TO_DEVICE);
+	leg->zero_mr = NULL;
+	leg->zero_len = 0;
 }
 
-static void rmbd_c_flush_mr_free(struct rmbd_c_dev *dev)
+static void rmbd_c_flush_mr_free(struct rmbd_c_leg *leg)
 {
-	if (dev->flush_mr) {
-		ib_dereg_mr(dev->flush_mr);
-		dev->flush_mr = NULL;
+	if (leg->flush_mr) {
+		ib_dereg_mr(leg->flush_mr);
+		leg->flush_mr = NULL;
 	}
-	if (dev->flush_dma) {
-		ib_dma_unmap_page(dev->ibdev, dev->flush_dma, PAGE_SIZE,
+	if (leg->flush_dma) {
+		ib_dma_unmap_page(leg->ibdev, leg->flush_dma, PAGE_SIZE,
 				  DMA_FROM_DEVICE);
-		dev->flush_dma = 0;
+		leg->flush_dma = 0;
 	}
 }
 
@@ -664,7 +668,7 @@ static void rmbd_c_flush_mr_free(struct rmbd_c_dev *dev)
  * every READ sink on iWARP, it is registered with REMOTE_WRITE; a target
  * that writes there at will changes nothing but that page.
  */
-static noinline int rmbd_c_flush_mr_setup(struct rmbd_c_dev *dev,
+static noinline int rmbd_c_flush_mr_setup(struct rmbd_c_leg *leg,
 					  const char **why)
 {
 	struct scatterlist sg;
@@ -672,26 +676,26 @@ static noinline int rmbd_c_flush_mr_setup(struct rmbd_c_dev *dev,
 	u64 dma;
 	int n, ret;
 
-	if (!dev->signal_each)
+	if (!leg->signal_each)
 		return 0;
-	/* Once per device (freed with it): a reconnect allocates nothing. */
-	if (!dev->flush_page)
-		dev->flush_page = alloc_page(GFP_KERNEL);
-	if (!dev->flush_page)
+	/* Once per leg, freed with the device: a reconnect allocates none. */
+	if (!leg->flush_page)
+		leg->flush_page = alloc_page(GFP_KERNEL);
+	if (!leg->flush_page)
 		return -ENOMEM;
-	dma = ib_dma_map_page(dev->ibdev, dev->flush_page, 0, PAGE_SIZE,
+	dma = ib_dma_map_page(leg->ibdev, leg->flush_page, 0, PAGE_SIZE,
 			      DMA_FROM_DEVICE);
-	if (ib_dma_mapping_error(dev->ibdev, dma))
+	if (ib_dma_mapping_error(leg->ibdev, dma))
 		return -ENOMEM;
-	dev->flush_dma = dma;
-	mr = ib_alloc_mr(dev->pd, IB_MR_TYPE_MEM_REG, 1);
+	leg->flush_dma = dma;
+	mr = ib_alloc_mr(leg->pd, IB_MR_TYPE_MEM_REG, 1);
 	if (IS_ERR(mr)) {
 		ret = PTR_ERR(mr);
 		goto out_free;
 	}
 	sg_init_table(&sg, 1);
-	sg_set_page(&sg, dev->flush_page, PAGE_SIZE, 0);
-	sg_dma_address(&sg) = dev->flush_dma;
+	sg_set_page(&sg, leg->flush_page, PAGE_SIZE, 0);
+	sg_dma_address(&sg) = leg->flush_dma;
 	sg_dma_len(&sg) = PAGE_SIZE;
 	n = ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE);
 	if (n != 1) {
@@ -700,8 +704,8 @@ static noinline int rmbd_c_flush_mr_setup(struct rmbd_c_dev *dev,
 		goto out_free;
 	}
 	/* Kept on a timeout too: the session's teardown deregisters it. */
-	dev->flush_mr = mr;
-	ret = rmbd_c_reg_mr(dev, mr, IB_ACCESS_LOCAL_WRITE |
+	leg->flush_mr = mr;
+	ret = rmbd_c_reg_mr(leg, mr, IB_ACCESS_LOCAL_WRITE |
 			   IB_ACCESS_REMOTE_WRITE);
 	if (ret == -ETIMEDOUT) {
 		*why = "registering the sink of the READ that ends a write timed out";
@@ -709,13 +713,13 @@ static noinline int rmbd_c_flush_mr_setup(struct rmbd_c_dev *dev,
 	}
 	if (ret)
 		goto out_free;
-	dev->flush_sge.addr = mr->iova;
-	dev->flush_sge.length = 1;
-	dev->flush_sge.lkey = mr->lkey;
+	leg->flush_sge.addr = mr->iova;
+	leg->flush_sge.length = 1;
+	leg->flush_sge.lkey = mr->lkey;
 	return 0;
 
 out_free:
-	rmbd_c_flush_mr_free(dev);
+	rmbd_c_flush_mr_free(leg);
 	return ret;
 }
 ALLOW_ERROR_INJECTION(rmbd_c_flush_mr_setup, ERRNO);
@@ -724,19 +728,21 @@ ALLOW_ERROR_INJECTION(rmbd_c_flush_mr_setup, ERRNO);
  * The queues outlive sessions: blk-mq's hardware contexts point at them
  * and poll them, so a reconnect reuses them.
  */
-static int rmbd_c_queues_alloc(struct rmbd_c_dev *dev)
+static int rmbd_c_queues_alloc(struct rmbd_c_leg *leg)
 {
+	struct rmbd_c_dev *dev = leg->dev;
 	unsigned int i;
 
-	dev->nr_queues = 1 + dev->nr_io_queues + dev->nr_poll_queues;
-	dev->queues = kcalloc(dev->nr_queues, sizeof(*dev->queues),
+	/* One per blk-mq hardware queue of the device, and the admin queue */
+	leg->nr_queues = 1 + dev->nr_io_queues + dev->nr_poll_queues;
+	leg->queues = kcalloc(leg->nr_queues, sizeof(*leg->queues),
 			      GFP_KERNEL);
-	if (!dev->queues)
+	if (!leg->queues)
 		return -ENOMEM;
-	for (i = 0; i < dev->nr_queues; i++) {
-		struct rmbd_c_queue *q = &dev->queues[i];
+	for (i = 0; i < leg->nr_queues; i++) {
+		struct rmbd_c_queue *q = &leg->queues[i];
 
-		q->dev = dev;
+		q->leg = leg;
 		q->idx = i;
 		q->poll = i > dev->nr_io_queues;
 		q->depth = i ? dev->queue_depth : RMBD_C_ADMIN_DEPTH;
@@ -758,55 +764,56 @@ static void rmbd_c_why(const char **why, const char *msg)
 }
 
 /**
- * rmbd_c_session_start() - connect every queue and map the export
- * @dev: device with address, export name and queue counts set
+ * rmbd_c_leg_start() - connect every queue and map the export
+ * @leg: leg with address and export name set, of a device with its
+ *	queue counts set
  * @why: a message for the administrator on failure
  *
- * On failure the caller runs rmbd_c_session_stop().
+ * On failure the caller runs rmbd_c_leg_stop().
  */
-int rmbd_c_session_start(struct rmbd_c_dev *dev, const char **why)
+int rmbd_c_leg_start(struct rmbd_c_leg *leg, const char **why)
 {
 	unsigned int i;
 	int ret;
 
-	dev->refused = false;
-	if (!dev->queues) {
-		ret = rmbd_c_queues_alloc(dev);
+	leg->refused = false;
+	if (!leg->queues) {
+		ret = rmbd_c_queues_alloc(leg);
 		if (ret) {
 			*why = "cannot allocate the device's queues";
 			return ret;
 		}
 	}
-	ret = rmbd_c_queue_connect(dev, 0, why);
+	ret = rmbd_c_queue_connect(leg, 0, why);
 	if (ret)
 		return ret;
-	ret = rmbd_c_admin_alloc(dev);
+	ret = rmbd_c_admin_alloc(leg);
 	if (ret) {
 		*why = "cannot allocate the admin queue's buffers";
 		return ret;
 	}
-	ret = rmbd_c_open(dev, why);
+	ret = rmbd_c_open(leg, why);
 	if (ret)
 		return ret;
-	for (i = 0; i < dev->nr_slabs; i++) {
-		ret = rmbd_c_map(dev, i, why);
+	for (i = 0; i < leg->nr_slabs; i++) {
+		ret = rmbd_c_map(leg, i, why);
 		if (ret) {
 			rmbd_c_why(why, "cannot map a slab of the export");
 			return ret;
 		}
 	}
-	ret = rmbd_c_zero_mr_setup(dev, why);
+	ret = rmbd_c_zero_mr_setup(leg, why);
 	if (ret) {
 		rmbd_c_why(why, "cannot register the zero region for discards");
 		return ret;
 	}
-	ret = rmbd_c_flush_mr_setup(dev, why);
+	ret = rmbd_c_flush_mr_setup(leg, why);
 	if (ret) {
 		rmbd_c_why(why, "cannot register the sink of the READ that ends a write");
 		return ret;
 	}
-	for (i = 1; i < dev->nr_queues; i++) {
-		ret = rmbd_c_queue_connect(dev, i, why);
+	for (i = 1; i < leg->nr_queues; i++) {
+		ret = rmbd_c_queue_connect(leg, i, why);
 		if (ret)
 			return ret;
 	}
@@ -816,46 +823,46 @@ int rmbd_c_session_start(struct rmbd_c_dev *dev, const char **why)
 /* Keep the target's session alive; a failed keepalive fails the device. */
 void rmbd_c_keepalive_work(struct work_struct *work)
 {
-	struct rmbd_c_dev *dev = container_of(to_delayed_work(work),
-					      struct rmbd_c_dev, ka_work);
+	struct rmbd_c_leg *leg = container_of(to_delayed_work(work),
+					      struct rmbd_c_leg, ka_work);
 	unsigned int noio = memalloc_noio_save();
 	const char *why = "";
 	int ret;
 
-	ret = rmbd_c_admin_xfer(dev, RMBD_OP_KEEPALIVE,
+	ret = rmbd_c_admin_xfer(leg, RMBD_OP_KEEPALIVE,
 				sizeof(struct rmbd_msg_hdr), &why);
 	memalloc_noio_restore(noio);
 	if (ret) {
-		if (!READ_ONCE(dev->stopping))
+		if (!READ_ONCE(leg->dev->stopping))
 			pr_warn("rmbd%d: keepalive failed (%d) %s\n",
-				dev->index, ret, why);
-		rmbd_c_schedule_fail(dev);
+				leg->dev->index, ret, why);
+		rmbd_c_schedule_fail(leg);
 		return;
 	}
-	queue_delayed_work(rmbd_c_wq, &dev->ka_work, dev->ka_interval);
+	queue_delayed_work(rmbd_c_wq, &leg->ka_work, leg->ka_interval);
 }
 
-void rmbd_c_keepalive_start(struct rmbd_c_dev *dev)
+void rmbd_c_keepalive_start(struct rmbd_c_leg *leg)
 {
-	if (dev->ka_interval)
-		queue_delayed_work(rmbd_c_wq, &dev->ka_work, dev->ka_interval);
+	if (leg->ka_interval)
+		queue_delayed_work(rmbd_c_wq, &leg->ka_work, leg->ka_interval);
 }
 
 /**
  * rmbd_c_queues_fail() - stop I/O on every queue
- * @dev: the device
+ * @leg: the leg
  *
  * Moves every QP to the error state: posted requests flush and complete
  * with an error, and new ones are refused.  Safe to call more than once.
  */
-void rmbd_c_queues_fail(struct rmbd_c_dev *dev)
+void rmbd_c_queues_fail(struct rmbd_c_leg *leg)
 {
 	unsigned int i;
 
-	if (!dev->queues)
+	if (!leg->queues)
 		return;
-	for (i = 0; i < dev->nr_queues; i++) {
-		struct rmbd_c_queue *q = &dev->queues[i];
+	for (i = 0; i < leg->nr_queues; i++) {
+		struct rmbd_c_queue *q = &leg->queues[i];
 
 		if (test_and_clear_bit(RMBD_C_Q_LIVE, &q->flags))
 			rdma_disconnect(q->cm_id);
@@ -863,8 +870,8 @@ void rmbd_c_queues_fail(struct rmbd_c_dev *dev)
 }
 
 /**
- * rmbd_c_session_halt() - stop a broken session without talking to the peer
- * @dev: the device
+ * rmbd_c_leg_halt() - stop a broken session without talking to the peer
+ * @leg: the leg
  *
  * Moves every queue pair to the error state, which flushes what is posted
  * (the requests come back through ->complete), and stops the keepalive.
@@ -873,27 +880,27 @@ void rmbd_c_queues_fail(struct rmbd_c_dev *dev)
  * error of the CM's own QP1 would stop every later connect.  The teardown,
  * which disconnects, waits until the port is up.
  */
-void rmbd_c_session_halt(struct rmbd_c_dev *dev)
+void rmbd_c_leg_halt(struct rmbd_c_leg *leg)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	unsigned int i;
 
-	if (!dev->queues)
+	if (!leg->queues)
 		return;
-	for (i = 0; i < dev->nr_queues; i++) {
-		struct rmbd_c_queue *q = &dev->queues[i];
+	for (i = 0; i < leg->nr_queues; i++) {
+		struct rmbd_c_queue *q = &leg->queues[i];
 
 		clear_bit(RMBD_C_Q_LIVE, &q->flags);
 		if (test_bit(RMBD_C_Q_ALLOCATED, &q->flags))
 			ib_modify_qp(q->cm_id->qp, &attr, IB_QP_STATE);
 	}
-	cancel_delayed_work_sync(&dev->ka_work);
+	cancel_delayed_work_sync(&leg->ka_work);
 }
 
 /* Whether the port under the session's admin queue is up. */
-bool rmbd_c_session_port_active(struct rmbd_c_dev *dev)
+bool rmbd_c_leg_port_active(struct rmbd_c_leg *leg)
 {
-	struct rdma_cm_id *cm_id = dev->queues ? dev->queues[0].cm_id : NULL;
+	struct rdma_cm_id *cm_id = leg->queues ? leg->queues[0].cm_id : NULL;
 	enum ib_port_state state;
 
 	if (!cm_id || !cm_id->device)
@@ -904,21 +911,21 @@ bool rmbd_c_session_port_active(struct rmbd_c_dev *dev)
 }
 
 /**
- * rmbd_c_session_flush() - complete what a stopped session still holds
- * @dev: the device, with its recovery_lock held
+ * rmbd_c_leg_flush() - complete what a stopped session still holds
+ * @leg: the leg, with its recovery_lock held
  *
  * Drains the I/O queues that are no longer live, without a word to the
  * peer, so that the requests no work completion covered complete.  Before
  * the disk of a device that gave up goes away: that waits for them.
  */
-void rmbd_c_session_flush(struct rmbd_c_dev *dev)
+void rmbd_c_leg_flush(struct rmbd_c_leg *leg)
 {
 	unsigned int i;
 
-	if (!dev->queues)
+	if (!leg->queues)
 		return;
-	for (i = 1; i < dev->nr_queues; i++) {
-		struct rmbd_c_queue *q = &dev->queues[i];
+	for (i = 1; i < leg->nr_queues; i++) {
+		struct rmbd_c_queue *q = &leg->queues[i];
 
 		if (test_bit(RMBD_C_Q_ALLOCATED, &q->flags) &&
 		    !test_bit(RMBD_C_Q_LIVE, &q->flags))
@@ -927,61 +934,61 @@ void rmbd_c_session_flush(struct rmbd_c_dev *dev)
 }
 
 /**
- * rmbd_c_session_teardown() - release everything a session holds
- * @dev: the device
+ * rmbd_c_leg_teardown() - release everything a session holds
+ * @leg: the leg
  *
  * Idempotent.  Every posted work request, and every request posted, has
  * completed when it returns; the queues and the slab table stay for a
  * reconnect.
  */
-void rmbd_c_session_teardown(struct rmbd_c_dev *dev)
+void rmbd_c_leg_teardown(struct rmbd_c_leg *leg)
 {
 	unsigned int i;
 
-	if (!dev->queues)
+	if (!leg->queues)
 		return;
-	rmbd_c_queues_fail(dev);
+	rmbd_c_queues_fail(leg);
 	/* Its admin exchange ends now that the queue pairs are in error. */
-	cancel_delayed_work_sync(&dev->ka_work);
-	for (i = 0; i < dev->nr_queues; i++) {
-		if (test_bit(RMBD_C_Q_ALLOCATED, &dev->queues[i].flags))
-			rmbd_c_queue_drain(&dev->queues[i]);
+	cancel_delayed_work_sync(&leg->ka_work);
+	for (i = 0; i < leg->nr_queues; i++) {
+		if (test_bit(RMBD_C_Q_ALLOCATED, &leg->queues[i].flags))
+			rmbd_c_queue_drain(&leg->queues[i]);
 	}
-	for (i = 0; i < dev->nr_queues; i++)
-		rmbd_c_queue_destroy_qp(&dev->queues[i]);
-	rmbd_c_flush_mr_free(dev);
-	rmbd_c_zero_mr_free(dev);
-	rmbd_c_admin_free(dev);
-	if (dev->pd) {
-		ib_dealloc_pd(dev->pd);
-		dev->pd = NULL;
+	for (i = 0; i < leg->nr_queues; i++)
+		rmbd_c_queue_destroy_qp(&leg->queues[i]);
+	rmbd_c_flush_mr_free(leg);
+	rmbd_c_zero_mr_free(leg);
+	rmbd_c_admin_free(leg);
+	if (leg->pd) {
+		ib_dealloc_pd(leg->pd);
+		leg->pd = NULL;
 	}
 	/* Last: while an id exists, its RDMA device cannot go away. */
-	for (i = 0; i < dev->nr_queues; i++) {
-		if (dev->queues[i].cm_id) {
-			rdma_destroy_id(dev->queues[i].cm_id);
-			dev->queues[i].cm_id = NULL;
+	for (i = 0; i < leg->nr_queues; i++) {
+		if (leg->queues[i].cm_id) {
+			rdma_destroy_id(leg->queues[i].cm_id);
+			leg->queues[i].cm_id = NULL;
 		}
 	}
-	dev->ibdev = NULL;
+	leg->ibdev = NULL;
 }
 
 /**
- * rmbd_c_session_stop() - tear the session down and free the queues
- * @dev: the device
+ * rmbd_c_leg_stop() - tear the session down and free the queues
+ * @leg: the leg
  *
  * Idempotent.
  */
-void rmbd_c_session_stop(struct rmbd_c_dev *dev)
+void rmbd_c_leg_stop(struct rmbd_c_leg *leg)
 {
 	mutex_lock(&rmbd_c_mutex);
-	dev->stopping = true;
+	leg->dev->stopping = true;
 	mutex_unlock(&rmbd_c_mutex);
-	rmbd_c_session_teardown(dev);
-	kfree(dev->queues);
-	dev->queues = NULL;
-	kvfree(dev->slabs);
-	dev->slabs = NULL;
+	rmbd_c_leg_teardown(leg);
+	kfree(leg->queues);
+	leg->queues = NULL;
+	kvfree(leg->slabs);
+	leg->slabs = NULL;
 }
 
 /*
@@ -990,13 +997,14 @@ void rmbd_c_session_stop(struct rmbd_c_dev *dev)
  * not the recovery holds the queue quiesced, and whether or not the loss
  * timeout lets it go meanwhile.
  */
-void rmbd_c_session_teardown_quiesced(struct rmbd_c_dev *dev)
+void rmbd_c_leg_teardown_quiesced(struct rmbd_c_leg *leg)
 {
-	struct request_queue *q = dev->disk ? dev->disk->queue : NULL;
+	struct gendisk *disk = leg->dev->disk;
+	struct request_queue *q = disk ? disk->queue : NULL;
 
 	if (q)
 		blk_mq_quiesce_queue(q);
-	rmbd_c_session_teardown(dev);
+	rmbd_c_leg_teardown(leg);
 	if (q)
 		blk_mq_unquiesce_queue(q);
 }
@@ -1007,15 +1015,15 @@ void rmbd_c_session_teardown_quiesced(struct rmbd_c_dev *dev)
  * (under this lock, for good): nothing is left to recover, and the
  * device may be going away, having cancelled err_work for the last time.
  */
-void rmbd_c_recovery_unlock(struct rmbd_c_dev *dev)
+void rmbd_c_recovery_unlock(struct rmbd_c_leg *leg)
 {
-	bool stopped = dev->stopping;
+	bool stopped = leg->dev->stopping;
 
-	mutex_unlock(&dev->recovery_lock);
+	mutex_unlock(&leg->recovery_lock);
 	/* Pairs with the barrier in rmbd_c_err_work(). */
 	smp_mb();
-	if (!stopped && test_bit(RMBD_C_DEV_ERR_PENDING, &dev->flags))
-		queue_work(rmbd_c_wq, &dev->err_work);
+	if (!stopped && test_bit(RMBD_C_LEG_ERR_PENDING, &leg->flags))
+		queue_work(rmbd_c_wq, &leg->err_work);
 }
 
 /*
@@ -1023,11 +1031,12 @@ void rmbd_c_recovery_unlock(struct rmbd_c_dev *dev)
  * starts reconnecting; otherwise the device fails.  Called with
  * recovery_lock held.
  */
-void rmbd_c_recover(struct rmbd_c_dev *dev)
+void rmbd_c_recover(struct rmbd_c_leg *leg)
 {
+	struct rmbd_c_dev *dev = leg->dev;
 	bool recover = false, failed = false;
 
-	lockdep_assert_held(&dev->recovery_lock);
+	lockdep_assert_held(&leg->recovery_lock);
 	mutex_lock(&rmbd_c_mutex);
 	/* Its disk being added, a device is as good as live. */
 	if ((dev->state == RMBD_DEV_STATE_LIVE ||
@@ -1039,7 +1048,7 @@ void rmbd_c_recover(struct rmbd_c_dev *dev)
 		set_bit(RMBD_C_DEV_RECOVERING, &dev->flags);
 		recover = true;
 		pr_warn("rmbd%d: connection to %pISpc lost, reconnecting; I/O waits up to %u s\n",
-			dev->index, &dev->addr, dev->loss_timeout);
+			dev->index, &leg->addr, dev->loss_timeout);
 	} else if (dev->state == RMBD_DEV_STATE_LIVE ||
 		   dev->state == RMBD_DEV_STATE_CONNECTING) {
 		/* A device still connecting was never announced. */
@@ -1047,21 +1056,21 @@ void rmbd_c_recover(struct rmbd_c_dev *dev)
 		dev->state = RMBD_DEV_STATE_FAILED;
 		set_bit(RMBD_C_DEV_DEAD, &dev->flags);
 		pr_warn("rmbd%d: connection to %pISpc lost, I/O fails\n",
-			dev->index, &dev->addr);
+			dev->index, &leg->addr);
 	}
 	mutex_unlock(&rmbd_c_mutex);
 
 	/*
 	 * Flush what is posted.  The queues stay, without a word to the
-	 * target, until the device is disconnected (session_stop, under
+	 * target, until the device is disconnected (rmbd_c_leg_stop(), under
 	 * recovery_lock as well) or reconnects.
 	 */
 	if (!dev->stopping)
-		rmbd_c_session_halt(dev);
+		rmbd_c_leg_halt(leg);
 	/* Its RDMA device is going away: let go of it now, port or not. */
-	if (test_and_clear_bit(RMBD_C_DEV_IBDEV_GONE, &dev->flags) &&
+	if (test_and_clear_bit(RMBD_C_LEG_IBDEV_GONE, &leg->flags) &&
 	    !dev->stopping)
-		rmbd_c_session_teardown_quiesced(dev);
+		rmbd_c_leg_teardown_quiesced(leg);
 
 	if (recover || failed)
 		rmbd_c_notify(dev, RMBD_DEV_EVENT_LINK_DOWN);
@@ -1074,7 +1083,7 @@ void rmbd_c_recover(struct rmbd_c_dev *dev)
 		 */
 		queue_delayed_work(rmbd_c_wq, &dev->loss_work,
 				   dev->loss_timeout * HZ);
-		queue_delayed_work(rmbd_c_wq, &dev->reconnect_work,
+		queue_delayed_work(rmbd_c_wq, &leg->reconnect_work,
 				   dev->reconnect_delay * HZ);
 	} else if (test_bit(RMBD_C_DEV_DEAD, &dev->flags)) {
 		/*
@@ -1084,14 +1093,14 @@ void rmbd_c_recover(struct rmbd_c_dev *dev)
 		 * their timeouts only bring us back here.
 		 */
 		if (!dev->stopping)
-			rmbd_c_session_flush(dev);
+			rmbd_c_leg_flush(leg);
 		rmbd_c_release_requests(dev);
 	}
 }
 
 void rmbd_c_err_work(struct work_struct *work)
 {
-	struct rmbd_c_dev *dev = container_of(work, struct rmbd_c_dev,
+	struct rmbd_c_leg *leg = container_of(work, struct rmbd_c_leg,
 					      err_work);
 	unsigned int noio;
 
@@ -1102,66 +1111,67 @@ void rmbd_c_err_work(struct work_struct *work)
 	 * on when it drops the lock.  Seeing the device live then, this
 	 * recovers from the error; otherwise the holder dealt with it.
 	 */
-	set_bit(RMBD_C_DEV_ERR_PENDING, &dev->flags);
+	set_bit(RMBD_C_LEG_ERR_PENDING, &leg->flags);
 	/* Pairs with the barrier in rmbd_c_recovery_unlock(). */
 	smp_mb__after_atomic();
-	if (!mutex_trylock(&dev->recovery_lock))
+	if (!mutex_trylock(&leg->recovery_lock))
 		return;
-	clear_bit(RMBD_C_DEV_ERR_PENDING, &dev->flags);
+	clear_bit(RMBD_C_LEG_ERR_PENDING, &leg->flags);
 	/* Requests (swap-out among them) wait for this: no I/O to reclaim. */
 	noio = memalloc_noio_save();
-	rmbd_c_recover(dev);
+	rmbd_c_recover(leg);
 	memalloc_noio_restore(noio);
-	rmbd_c_recovery_unlock(dev);
+	rmbd_c_recovery_unlock(leg);
 }
 
 void rmbd_c_reconnect_work(struct work_struct *work)
 {
-	struct rmbd_c_dev *dev = container_of(to_delayed_work(work),
-					      struct rmbd_c_dev,
+	struct rmbd_c_leg *leg = container_of(to_delayed_work(work),
+					      struct rmbd_c_leg,
 					      reconnect_work);
+	struct rmbd_c_dev *dev = leg->dev;
 	unsigned int noio = memalloc_noio_save();
 	const char *why = "";
 	bool live = false;
 	int ret;
 
-	mutex_lock(&dev->recovery_lock);
+	mutex_lock(&leg->recovery_lock);
 	if (test_bit(RMBD_C_DEV_DEAD, &dev->flags))
 		goto out;
 	/* The old session says goodbye first, once its port is back. */
-	if (dev->ibdev && !rmbd_c_session_port_active(dev)) {
+	if (leg->ibdev && !rmbd_c_leg_port_active(leg)) {
 		pr_info_ratelimited("rmbd%d: waiting for port %u of %s to come back\n",
-				    dev->index, dev->queues[0].cm_id->port_num,
-				    dev_name(&dev->ibdev->dev));
-		queue_delayed_work(rmbd_c_wq, &dev->reconnect_work,
+				    dev->index, leg->queues[0].cm_id->port_num,
+				    dev_name(&leg->ibdev->dev));
+		queue_delayed_work(rmbd_c_wq, &leg->reconnect_work,
 				   dev->reconnect_delay * HZ);
 		goto out;
 	}
-	rmbd_c_session_teardown_quiesced(dev);
+	rmbd_c_leg_teardown_quiesced(leg);
 	rmbd_c_notify(dev, RMBD_DEV_EVENT_RECONNECTING);
-	ret = rmbd_c_session_start(dev, &why);
+	ret = rmbd_c_leg_start(leg, &why);
 	if (!ret) {
 		mutex_lock(&rmbd_c_mutex);
 		if (dev->state == RMBD_DEV_STATE_RECONNECTING &&
 		    !test_bit(RMBD_C_DEV_DEAD, &dev->flags)) {
 			dev->state = RMBD_DEV_STATE_LIVE;
-			dev->nr_reconnects++;
+			leg->nr_reconnects++;
 			/* Pairs with rmbd_c_queue_rq(): the session is up. */
 			clear_bit_unlock(RMBD_C_DEV_RECOVERING, &dev->flags);
 			live = true;
 		}
 		mutex_unlock(&rmbd_c_mutex);
 	}
-	if (ret && dev->refused) {
+	if (ret && leg->refused) {
 		/*
 		 * The export is another one, or gone, or no longer ours
 		 * (rmbd_c_final()): its data is lost to us, and waiting for
 		 * the loss timeout cannot help.
 		 */
-		rmbd_c_session_teardown_quiesced(dev);
-		if (ret == -EBUSY && dev->holder[0])
+		rmbd_c_leg_teardown_quiesced(leg);
+		if (ret == -EBUSY && leg->holder[0])
 			pr_err("rmbd%d: export in use by host %s; I/O fails\n",
-			       dev->index, dev->holder);
+			       dev->index, leg->holder);
 		else
 			pr_err("rmbd%d: %s; I/O fails\n", dev->index, why);
 		mutex_lock(&rmbd_c_mutex);
@@ -1176,23 +1186,23 @@ void rmbd_c_reconnect_work(struct work_struct *work)
 		goto out;
 	}
 	if (!live) {
-		rmbd_c_session_teardown_quiesced(dev);
+		rmbd_c_leg_teardown_quiesced(leg);
 		if (!test_bit(RMBD_C_DEV_DEAD, &dev->flags)) {
 			pr_info_ratelimited("rmbd%d: reconnect failed (%d) %s; next try in %u s\n",
 					    dev->index, ret, why,
 					    dev->reconnect_delay);
-			queue_delayed_work(rmbd_c_wq, &dev->reconnect_work,
+			queue_delayed_work(rmbd_c_wq, &leg->reconnect_work,
 					   dev->reconnect_delay * HZ);
 		}
 		goto out;
 	}
 	cancel_delayed_work(&dev->loss_work);
-	rmbd_c_keepalive_start(dev);
+	rmbd_c_keepalive_start(leg);
 	pr_info("rmbd%d: reconnected to %pISpc after %u ms\n", dev->index,
-		&dev->addr, jiffies_to_msecs(jiffies - dev->loss_start));
+		&leg->addr, jiffies_to_msecs(jiffies - dev->loss_start));
 	rmbd_c_release_requests(dev);
 	rmbd_c_notify(dev, RMBD_DEV_EVENT_LIVE);
 out:
-	rmbd_c_recovery_unlock(dev);
+	rmbd_c_recovery_unlock(leg);
 	memalloc_noio_restore(noio);
 }

@@ -27,15 +27,15 @@ static int rmbd_c_major;
 #define RMBD_C_IO_TIMEOUT	(30 * HZ)
 
 /* DMA-map the request's pages into req->sge; returns how many or 0. */
-static int rmbd_c_map_data(struct rmbd_c_dev *dev, struct request *rq,
+static int rmbd_c_map_data(struct rmbd_c_leg *leg, struct request *rq,
 			   struct rmbd_c_req *req)
 {
 	struct scatterlist *sg;
 	int i, count;
 
-	sg_init_table(req->sgl, dev->max_segs);
+	sg_init_table(req->sgl, leg->max_segs);
 	req->nents = blk_rq_map_sg(rq->q, rq, req->sgl);
-	count = ib_dma_map_sg(dev->ibdev, req->sgl, req->nents,
+	count = ib_dma_map_sg(leg->ibdev, req->sgl, req->nents,
 			      rq_dma_dir(rq));
 	if (unlikely(!count)) {
 		req->nents = 0;
@@ -44,7 +44,7 @@ static int rmbd_c_map_data(struct rmbd_c_dev *dev, struct request *rq,
 	for_each_sg(req->sgl, sg, count, i) {
 		req->sge[i].addr = sg_dma_address(sg);
 		req->sge[i].length = sg_dma_len(sg);
-		req->sge[i].lkey = dev->pd->local_dma_lkey;
+		req->sge[i].lkey = leg->pd->local_dma_lkey;
 	}
 	return count;
 }
@@ -63,29 +63,29 @@ static void rmbd_c_init_wr(struct ib_rdma_wr *wr, enum ib_wr_opcode opcode,
 }
 
 /*
- * On iWARP (dev->signal_each) a write's last work request, @req->wr, is a
- * one-byte RDMA READ into dev->flush_mr after its WRITEs, the last of them
+ * On iWARP (leg->signal_each) a write's last work request, @req->wr, is a
+ * one-byte RDMA READ into leg->flush_mr after its WRITEs, the last of them
  * @prev: its response comes once the target placed them.
  */
-static void rmbd_c_init_flush(struct rmbd_c_dev *dev, struct rmbd_c_req *req,
+static void rmbd_c_init_flush(struct rmbd_c_leg *leg, struct rmbd_c_req *req,
 			      struct ib_rdma_wr *prev,
 			      const struct rmbd_c_slab *slab, u64 off)
 {
-	rmbd_c_init_wr(&req->wr, IB_WR_RDMA_READ, &dev->flush_sge, 1, slab,
+	rmbd_c_init_wr(&req->wr, IB_WR_RDMA_READ, &leg->flush_sge, 1, slab,
 		       off);
 	prev->wr.next = &req->wr.wr;
 }
 
 /*
  * The work requests of a read or write: @count SGEs from req->sge, at
- * most dev->wr_sges per work request, to consecutive remote addresses
+ * most leg->wr_sges per work request, to consecutive remote addresses
  * from @off in @slab.  The last one is req->wr.
  */
-static void rmbd_c_setup_rw(struct rmbd_c_dev *dev, struct rmbd_c_req *req,
+static void rmbd_c_setup_rw(struct rmbd_c_leg *leg, struct rmbd_c_req *req,
 			    enum ib_wr_opcode opcode, int count,
 			    const struct rmbd_c_slab *slab, u64 off)
 {
-	bool flush = opcode == IB_WR_RDMA_WRITE && dev->signal_each;
+	bool flush = opcode == IB_WR_RDMA_WRITE && leg->signal_each;
 	struct ib_rdma_wr *wr, *prev = NULL;
 	struct ib_sge *sge = req->sge;
 	int i, n, part = 0;
@@ -93,7 +93,7 @@ static void rmbd_c_setup_rw(struct rmbd_c_dev *dev, struct rmbd_c_req *req,
 
 	while (count) {
 		n = min_t(int, count, opcode == IB_WR_RDMA_READ ?
-			  dev->rd_sges : dev->wr_sges);
+			  leg->rd_sges : leg->wr_sges);
 		wr = n == count && !flush ? &req->wr : &req->parts[part++];
 		rmbd_c_init_wr(wr, opcode, sge, n, slab, off);
 		if (prev)
@@ -107,17 +107,17 @@ static void rmbd_c_setup_rw(struct rmbd_c_dev *dev, struct rmbd_c_req *req,
 		prev = wr;
 	}
 	if (flush)
-		rmbd_c_init_flush(dev, req, prev, slab, start);
+		rmbd_c_init_flush(leg, req, prev, slab, start);
 }
 
 /*
- * An RDMA READ into a region registered for it (dev->read_mr): REG_MR of
+ * An RDMA READ into a region registered for it (leg->read_mr): REG_MR of
  * the request's pages with REMOTE_WRITE, the READ into the region, and
  * its invalidation, so that the peer can write there for this READ only.
  * On iWARP the READ invalidates it (READ with invalidate); elsewhere a
  * LOCAL_INV follows, fenced behind the READ.
  */
-static blk_status_t rmbd_c_setup_read_mr(struct rmbd_c_dev *dev,
+static blk_status_t rmbd_c_setup_read_mr(struct rmbd_c_leg *leg,
 					 struct rmbd_c_req *req, int count,
 					 const struct rmbd_c_slab *slab,
 					 u64 off)
@@ -147,7 +147,7 @@ static blk_status_t rmbd_c_setup_read_mr(struct rmbd_c_dev *dev,
 	req->sge[0].addr = mr->iova;
 	req->sge[0].length = mr->length;
 	req->sge[0].lkey = mr->lkey;
-	if (rdma_cap_read_inv(dev->ibdev, req->queue->cm_id->port_num)) {
+	if (rdma_cap_read_inv(leg->ibdev, req->queue->cm_id->port_num)) {
 		rmbd_c_init_wr(&req->wr, IB_WR_RDMA_READ_WITH_INV, req->sge,
 			       1, slab, off);
 		req->wr.wr.ex.invalidate_rkey = mr->lkey;
@@ -172,44 +172,44 @@ static blk_status_t rmbd_c_setup_read_mr(struct rmbd_c_dev *dev,
  * slab boundary (it is at most zero_len <= slab_size long): then a first
  * WRITE, a part, zeroes what is in the first slab.
  */
-static blk_status_t rmbd_c_setup_zeroes(struct rmbd_c_dev *dev,
+static blk_status_t rmbd_c_setup_zeroes(struct rmbd_c_leg *leg,
 					struct rmbd_c_req *req, u64 idx,
 					u64 off, u32 len)
 {
-	u64 first = min_t(u64, len, dev->slabs[idx].len - off);
+	u64 first = min_t(u64, len, leg->slabs[idx].len - off);
 	struct ib_sge *sge = req->sge;
 	struct ib_rdma_wr *wr;
 
-	if (unlikely(len > dev->zero_len))
+	if (unlikely(len > leg->zero_len))
 		return BLK_STS_IOERR;
 	req->nents = 0;
 	if (first < len) {
-		if (unlikely(idx + 1 >= dev->nr_slabs ||
-			     len - first > dev->slabs[idx + 1].len))
+		if (unlikely(idx + 1 >= leg->nr_slabs ||
+			     len - first > leg->slabs[idx + 1].len))
 			return BLK_STS_IOERR;
-		sge->addr = dev->zero_mr->iova;
+		sge->addr = leg->zero_mr->iova;
 		sge->length = first;
-		sge->lkey = dev->zero_mr->lkey;
+		sge->lkey = leg->zero_mr->lkey;
 		rmbd_c_init_wr(&req->parts[0], IB_WR_RDMA_WRITE, sge, 1,
-			       &dev->slabs[idx], off);
+			       &leg->slabs[idx], off);
 		req->head = &req->parts[0].wr;
 		sge++;
 		idx++;
 		off = 0;
 		len -= first;
 	}
-	sge->addr = dev->zero_mr->iova;
+	sge->addr = leg->zero_mr->iova;
 	sge->length = len;
-	sge->lkey = dev->zero_mr->lkey;
+	sge->lkey = leg->zero_mr->lkey;
 	/* The last WRITE, unless a flush follows it (rmbd_c_init_flush()) */
-	wr = dev->signal_each ? &req->parts[sge - req->sge] : &req->wr;
-	rmbd_c_init_wr(wr, IB_WR_RDMA_WRITE, sge, 1, &dev->slabs[idx], off);
+	wr = leg->signal_each ? &req->parts[sge - req->sge] : &req->wr;
+	rmbd_c_init_wr(wr, IB_WR_RDMA_WRITE, sge, 1, &leg->slabs[idx], off);
 	if (sge != req->sge)
 		req->parts[0].wr.next = &wr->wr;
 	else
 		req->head = &wr->wr;
-	if (dev->signal_each)
-		rmbd_c_init_flush(dev, req, wr, &dev->slabs[idx], off);
+	if (leg->signal_each)
+		rmbd_c_init_flush(leg, req, wr, &leg->slabs[idx], off);
 	return BLK_STS_OK;
 }
 
@@ -244,13 +244,14 @@ static blk_status_t rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
 				    const struct blk_mq_queue_data *bd)
 {
 	struct rmbd_c_queue *q = hctx->driver_data;
-	struct rmbd_c_dev *dev = q->dev;
+	struct rmbd_c_leg *leg = q->leg;
+	struct rmbd_c_dev *dev = leg->dev;
 	struct request *rq = bd->rq;
 	struct rmbd_c_req *req = blk_mq_rq_to_pdu(rq);
 	u64 pos = (u64)blk_rq_pos(rq) << SECTOR_SHIFT;
 	u32 len = blk_rq_bytes(rq);
-	u64 idx = pos >> dev->slab_shift;
-	u64 off = pos & (dev->slab_size - 1);
+	u64 idx = pos >> leg->slab_shift;
+	u64 off = pos & (leg->slab_size - 1);
 	enum ib_wr_opcode opcode;
 	unsigned long flags;
 	blk_status_t status;
@@ -276,7 +277,7 @@ static blk_status_t rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
 	}
 	if (unlikely(!test_bit(RMBD_C_Q_LIVE, &q->flags)))
 		return BLK_STS_IOERR;
-	if (unlikely(idx >= dev->nr_slabs || off >= dev->slabs[idx].len))
+	if (unlikely(idx >= leg->nr_slabs || off >= leg->slabs[idx].len))
 		return BLK_STS_IOERR;
 
 	/* The block layer only warns about writes to a read-only disk. */
@@ -292,7 +293,7 @@ static blk_status_t rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
 		break;
 	case REQ_OP_DISCARD:
 	case REQ_OP_WRITE_ZEROES:
-		status = rmbd_c_setup_zeroes(dev, req, idx, off, len);
+		status = rmbd_c_setup_zeroes(leg, req, idx, off, len);
 		if (status)
 			return status;
 		goto queue;
@@ -300,27 +301,27 @@ static blk_status_t rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
 		return BLK_STS_NOTSUPP;
 	}
 	/* chunk_sectors keeps reads and writes inside one slab. */
-	if (unlikely(off + len > dev->slabs[idx].len))
+	if (unlikely(off + len > leg->slabs[idx].len))
 		return BLK_STS_IOERR;
-	count = rmbd_c_map_data(dev, rq, req);
+	count = rmbd_c_map_data(leg, rq, req);
 	if (unlikely(!count))
 		return BLK_STS_RESOURCE;
-	if (opcode == IB_WR_RDMA_READ && dev->read_mr) {
-		status = rmbd_c_setup_read_mr(dev, req, count,
-					      &dev->slabs[idx], off);
+	if (opcode == IB_WR_RDMA_READ && leg->read_mr) {
+		status = rmbd_c_setup_read_mr(leg, req, count,
+					      &leg->slabs[idx], off);
 		if (unlikely(status)) {
-			rmbd_c_req_unmap(dev, req);
+			rmbd_c_req_unmap(leg, req);
 			return status;
 		}
 	} else {
-		rmbd_c_setup_rw(dev, req, opcode, count, &dev->slabs[idx],
+		rmbd_c_setup_rw(leg, req, opcode, count, &leg->slabs[idx],
 				off);
 	}
 
 queue:
 	blk_mq_start_request(rq);
 	req->status = BLK_STS_OK;
-	if (dev->signal_each)
+	if (leg->signal_each)
 		req->wr.wr.send_flags |= IB_SEND_SIGNALED;
 	spin_lock_irqsave(&q->lock, flags);
 	if (!list_empty(&q->batch))
@@ -341,7 +342,7 @@ static void rmbd_c_commit_rqs(struct blk_mq_hw_ctx *hctx)
 static void rmbd_c_complete_rq(struct request *rq)
 {
 	struct rmbd_c_req *req = blk_mq_rq_to_pdu(rq);
-	struct rmbd_c_dev *dev = req->queue->dev;
+	struct rmbd_c_dev *dev = req->queue->leg->dev;
 
 	/*
 	 * A request that failed with the connection is parked until the
@@ -374,7 +375,8 @@ static void rmbd_c_complete_rq(struct request *rq)
 static enum blk_eh_timer_return rmbd_c_timeout(struct request *rq)
 {
 	struct rmbd_c_req *req = blk_mq_rq_to_pdu(rq);
-	struct rmbd_c_dev *dev = req->queue->dev;
+	struct rmbd_c_leg *leg = req->queue->leg;
+	struct rmbd_c_dev *dev = leg->dev;
 
 	/* On a poll queue nobody may be polling: look before failing. */
 	if (req->queue->poll) {
@@ -393,7 +395,7 @@ static enum blk_eh_timer_return rmbd_c_timeout(struct request *rq)
 	 * The request completes from its flushed work request once the QP is
 	 * in the error state: it completes exactly once.
 	 */
-	rmbd_c_schedule_fail(dev);
+	rmbd_c_schedule_fail(leg);
 	return BLK_EH_RESET_TIMER;
 }
 
@@ -426,7 +428,7 @@ static int rmbd_c_init_hctx(struct blk_mq_hw_ctx *hctx, void *data,
 {
 	struct rmbd_c_dev *dev = data;
 
-	hctx->driver_data = &dev->queues[hctx_idx + 1];
+	hctx->driver_data = &dev->leg.queues[hctx_idx + 1];
 	return 0;
 }
 
@@ -441,9 +443,9 @@ static int rmbd_c_init_request(struct blk_mq_tag_set *set, struct request *rq,
 	req->wr.wr.wr_cqe = &req->cqe;
 	req->part_cqe.done = rmbd_c_part_done;
 	req->mr = NULL;
-	req->sge = (struct ib_sge *)(req->sgl + dev->max_segs);
-	req->parts = (struct ib_rdma_wr *)(req->sge + dev->max_segs);
-	for (i = 0; i < dev->req_wrs - 1; i++)
+	req->sge = (struct ib_sge *)(req->sgl + dev->leg.max_segs);
+	req->parts = (struct ib_rdma_wr *)(req->sge + dev->leg.max_segs);
+	for (i = 0; i < dev->leg.req_wrs - 1; i++)
 		req->parts[i].wr.wr_cqe = &req->part_cqe;
 	return 0;
 }
@@ -499,7 +501,7 @@ static void rmbd_c_loss_work(struct work_struct *work)
 	if (!expired)
 		return;
 	pr_warn("rmbd%d: %pISpc not back within %u s, I/O fails\n",
-		dev->index, &dev->addr, dev->loss_timeout);
+		dev->index, &dev->leg.addr, dev->loss_timeout);
 	rmbd_c_dev_kill(dev);
 	rmbd_c_notify(dev, RMBD_DEV_EVENT_FAILED);
 }
@@ -511,13 +513,18 @@ static void rmbd_c_loss_work(struct work_struct *work)
 static void rmbd_c_recovery_end(struct rmbd_c_dev *dev)
 {
 	set_bit(RMBD_C_DEV_DEAD, &dev->flags);
-	flush_work(&dev->err_work);
-	cancel_delayed_work_sync(&dev->reconnect_work);
+	flush_work(&dev->leg.err_work);
+	cancel_delayed_work_sync(&dev->leg.reconnect_work);
 	cancel_delayed_work_sync(&dev->loss_work);
 }
 
 static noinline int rmbd_c_disk_add(struct rmbd_c_dev *dev)
 {
+	/*
+	 * The limits and the request layout are the leg's: a device of
+	 * several legs will need its own, that each of them satisfies.
+	 */
+	struct rmbd_c_leg *leg = &dev->leg;
 	struct blk_mq_tag_set *set = &dev->tag_set;
 	struct request_queue *q;
 	struct gendisk *disk;
@@ -530,9 +537,9 @@ static noinline int rmbd_c_disk_add(struct rmbd_c_dev *dev)
 	set->queue_depth = dev->queue_depth;
 	set->numa_node = NUMA_NO_NODE;
 	set->cmd_size = sizeof(struct rmbd_c_req) +
-			dev->max_segs * (sizeof(struct scatterlist) +
+			leg->max_segs * (sizeof(struct scatterlist) +
 					 sizeof(struct ib_sge)) +
-			(dev->req_wrs - 1) * sizeof(struct ib_rdma_wr);
+			(leg->req_wrs - 1) * sizeof(struct ib_rdma_wr);
 	set->flags = BLK_MQ_F_SHOULD_MERGE;
 	set->driver_data = dev;
 	set->timeout = RMBD_C_IO_TIMEOUT;
@@ -551,29 +558,29 @@ static noinline int rmbd_c_disk_add(struct rmbd_c_dev *dev)
 	blk_queue_logical_block_size(q, SECTOR_SIZE);
 	blk_queue_physical_block_size(q, PAGE_SIZE);
 	blk_queue_io_min(q, PAGE_SIZE);
-	max_io = min_t(u64, RMBD_C_MAX_IO_BYTES, dev->slab_size);
-	blk_queue_max_segments(q, dev->max_segs);
-	blk_queue_max_segment_size(q, dev->max_seg_size);
-	if (dev->read_mr) {
+	max_io = min_t(u64, RMBD_C_MAX_IO_BYTES, leg->slab_size);
+	blk_queue_max_segments(q, leg->max_segs);
+	blk_queue_max_segment_size(q, leg->max_seg_size);
+	if (leg->read_mr) {
 		/*
 		 * A READ sink is one region: pages without gaps, and one
 		 * page to spare for a request that starts inside one.
 		 */
 		blk_queue_virt_boundary(q, PAGE_SIZE - 1);
 		max_io = min_t(u64, max_io,
-			       (u64)(dev->mr_pages - 1) << PAGE_SHIFT);
+			       (u64)(leg->mr_pages - 1) << PAGE_SHIFT);
 		/*
 		 * A virtual boundary lifts the segment size limit: then a
 		 * request is no larger than a segment may be.
 		 */
-		max_io = min_t(u64, max_io, dev->max_seg_size);
+		max_io = min_t(u64, max_io, leg->max_seg_size);
 	}
 	blk_queue_max_hw_sectors(q, max_io >> SECTOR_SHIFT);
-	blk_queue_chunk_sectors(q, dev->slab_size >> SECTOR_SHIFT);
+	blk_queue_chunk_sectors(q, leg->slab_size >> SECTOR_SHIFT);
 	/* A write is in the target's memory when it completes. */
 	blk_queue_write_cache(q, false, false);
 	/* A reconnect must offer at least this much. */
-	dev->zero_limit = dev->zero_len;
+	dev->zero_limit = leg->zero_len;
 	if (dev->zero_limit) {
 		/* Discarded ranges read back as zeroes. */
 		q->limits.discard_granularity = PAGE_SIZE;
@@ -590,7 +597,7 @@ static noinline int rmbd_c_disk_add(struct rmbd_c_dev *dev)
 	dev->disk->fops = &rmbd_c_fops;
 	dev->disk->private_data = dev;
 	snprintf(dev->disk->disk_name, DISK_NAME_LEN, "rmbd%d", dev->index);
-	set_capacity(dev->disk, dev->size >> SECTOR_SHIFT);
+	set_capacity(dev->disk, leg->size >> SECTOR_SHIFT);
 	set_disk_ro(dev->disk, dev->read_only);
 	/*
 	 * From now on a failure (in add_disk()'s partition scan, say)
@@ -611,10 +618,10 @@ out_put_disk:
 	 * rmbd_c_remove_one(), under recovery_lock.
 	 */
 	rmbd_c_recovery_end(dev);
-	mutex_lock(&dev->recovery_lock);
+	mutex_lock(&leg->recovery_lock);
 	disk = dev->disk;
 	dev->disk = NULL;
-	rmbd_c_recovery_unlock(dev);
+	rmbd_c_recovery_unlock(leg);
 	put_disk(disk);
 out_free_tag_set:
 	blk_mq_free_tag_set(set);
@@ -637,9 +644,9 @@ static void rmbd_c_dev_release(struct kref *ref)
 {
 	struct rmbd_c_dev *dev = container_of(ref, struct rmbd_c_dev, ref);
 
-	crypto_free_shash(dev->auth_tfm);
-	if (dev->flush_page)
-		__free_page(dev->flush_page);
+	crypto_free_shash(dev->leg.auth_tfm);
+	if (dev->leg.flush_page)
+		__free_page(dev->leg.flush_page);
 	kfree(dev);
 }
 
@@ -695,9 +702,9 @@ static struct rmbd_c_dev *rmbd_c_dev_twin(const struct rmbd_c_dev *dev)
 		    d->state != RMBD_DEV_STATE_LIVE &&
 		    d->state != RMBD_DEV_STATE_RECONNECTING)
 			continue;
-		if (!strcmp(d->export_name, dev->export_name) &&
+		if (!strcmp(d->leg.export_name, dev->leg.export_name) &&
 		    !strcmp(d->host, dev->host) &&
-		    rmbd_c_same_addr(&d->addr, &dev->addr))
+		    rmbd_c_same_addr(&d->leg.addr, &dev->leg.addr))
 			return d;
 	}
 	return NULL;
@@ -714,6 +721,7 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 		       const char **why)
 {
 	struct rmbd_c_dev *dev;
+	struct rmbd_c_leg *leg;
 	char port[8];
 	int ret;
 
@@ -722,31 +730,34 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 		*why = "could not allocate the device";
 		return -ENOMEM;
 	}
+	leg = &dev->leg;
+	leg->dev = dev;
 	snprintf(port, sizeof(port), "%u", args->port);
 	ret = rmbd_valid_addr(args->addr) ?
 	      inet_pton_with_scope(&init_net, AF_UNSPEC, args->addr, port,
-				   &dev->addr) : -EINVAL;
+				   &leg->addr) : -EINVAL;
 	if (ret) {
 		*why = "not an IPv4 or IPv6 address";
-		crypto_free_shash(dev->auth_tfm);
+		crypto_free_shash(leg->auth_tfm);
 		kfree(dev);
 		return -EINVAL;
 	}
-	strscpy(dev->addr_str, args->addr, sizeof(dev->addr_str));
-	strscpy(dev->export_name, args->export_name,
-		sizeof(dev->export_name));
+	strscpy(leg->addr_str, args->addr, sizeof(leg->addr_str));
+	strscpy(leg->export_name, args->export_name,
+		sizeof(leg->export_name));
 	strscpy(dev->host, args->host, sizeof(dev->host));
 	if (args->secret) {
-		dev->auth_tfm = rmbd_auth_tfm(args->secret, args->secret_len);
-		if (IS_ERR(dev->auth_tfm)) {
-			ret = PTR_ERR(dev->auth_tfm);
+		leg->auth_tfm = rmbd_auth_tfm(args->secret, args->secret_len);
+		if (IS_ERR(leg->auth_tfm)) {
+			ret = PTR_ERR(leg->auth_tfm);
 			kfree(dev);
 			*why = "cannot set up HMAC-SHA-256 (crypto API)";
 			return ret == -ENOMEM ? ret : -EIO;
 		}
 	}
-	dev->port = args->port;
-	dev->shared = args->shared;
+	leg->port = args->port;
+	leg->shared = args->shared;
+	leg->read_only = args->read_only;
 	dev->read_only = args->read_only;
 	dev->nr_io_queues = args->nr_io_queues;
 	dev->nr_poll_queues = args->nr_poll_queues;
@@ -755,16 +766,16 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 	kref_init(&dev->ref);
 	dev->reconnect_delay = args->reconnect_delay;
 	dev->loss_timeout = args->loss_timeout;
-	mutex_init(&dev->recovery_lock);
-	INIT_WORK(&dev->err_work, rmbd_c_err_work);
-	INIT_DELAYED_WORK(&dev->reconnect_work, rmbd_c_reconnect_work);
+	mutex_init(&leg->recovery_lock);
+	INIT_WORK(&leg->err_work, rmbd_c_err_work);
+	INIT_DELAYED_WORK(&leg->reconnect_work, rmbd_c_reconnect_work);
 	INIT_DELAYED_WORK(&dev->loss_work, rmbd_c_loss_work);
-	INIT_DELAYED_WORK(&dev->ka_work, rmbd_c_keepalive_work);
+	INIT_DELAYED_WORK(&leg->ka_work, rmbd_c_keepalive_work);
 
 	ret = ida_alloc_max(&rmbd_c_ida, MINORMASK / RMBD_C_MINORS,
 			    GFP_KERNEL);
 	if (ret < 0) {
-		crypto_free_shash(dev->auth_tfm);
+		crypto_free_shash(leg->auth_tfm);
 		kfree(dev);
 		*why = ret == -ENOSPC ? "too many devices" :
 		       "could not allocate a device number";
@@ -772,10 +783,10 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 	}
 	dev->index = ret;
 	mutex_lock(&rmbd_c_mutex);
-	if (!dev->shared && rmbd_c_dev_twin(dev)) {
+	if (!leg->shared && rmbd_c_dev_twin(dev)) {
 		mutex_unlock(&rmbd_c_mutex);
 		ida_free(&rmbd_c_ida, dev->index);
-		crypto_free_shash(dev->auth_tfm);
+		crypto_free_shash(leg->auth_tfm);
 		kfree(dev);
 		*why = "export already connected here; disconnect it or connect shared";
 		return -EEXIST;
@@ -790,21 +801,21 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 	 * rmbd_c_disk_add(): its partition scan does I/O, which a failure
 	 * may leave waiting for the error work.
 	 */
-	mutex_lock(&dev->recovery_lock);
-	ret = rmbd_c_session_start(dev, why);
+	mutex_lock(&leg->recovery_lock);
+	ret = rmbd_c_leg_start(leg, why);
 	if (ret) {
-		rmbd_c_session_stop(dev);
-		rmbd_c_recovery_unlock(dev);
+		rmbd_c_leg_stop(leg);
+		rmbd_c_recovery_unlock(leg);
 		goto out_free;
 	}
-	rmbd_c_recovery_unlock(dev);
+	rmbd_c_recovery_unlock(leg);
 	ret = rmbd_c_disk_add(dev);
 	if (ret) {
 		*why = "cannot create the block device";
 		goto out_stop;
 	}
 	pr_info("rmbd%d: %llu bytes of %s on %pISpc, %u I/O and %u poll queues\n",
-		dev->index, dev->size, dev->export_name, &dev->addr,
+		dev->index, leg->size, leg->export_name, &leg->addr,
 		dev->nr_io_queues, dev->nr_poll_queues);
 	mutex_lock(&rmbd_c_mutex);
 	/*
@@ -814,7 +825,7 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 	 */
 	if (dev->state == RMBD_DEV_STATE_CONNECTING) {
 		dev->state = RMBD_DEV_STATE_LIVE;
-		rmbd_c_keepalive_start(dev);
+		rmbd_c_keepalive_start(leg);
 	}
 	dev->adding = false;
 	*index = dev->index;
@@ -827,12 +838,12 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 
 out_stop:
 	rmbd_c_recovery_end(dev);
-	mutex_lock(&dev->recovery_lock);
-	rmbd_c_session_stop(dev);
-	rmbd_c_recovery_unlock(dev);
+	mutex_lock(&leg->recovery_lock);
+	rmbd_c_leg_stop(leg);
+	rmbd_c_recovery_unlock(leg);
 out_free:
-	cancel_work_sync(&dev->err_work);
-	strscpy(args->holder, dev->holder, sizeof(args->holder));
+	cancel_work_sync(&leg->err_work);
+	strscpy(args->holder, leg->holder, sizeof(args->holder));
 	rmbd_c_dev_free(dev);
 	return ret;
 }
@@ -843,15 +854,15 @@ static void rmbd_c_dev_remove(struct rmbd_c_dev *dev)
 	rmbd_c_recovery_end(dev);
 	rmbd_c_release_requests(dev);
 	/* A session that stopped leaves nothing in flight for del_gendisk. */
-	mutex_lock(&dev->recovery_lock);
-	rmbd_c_session_flush(dev);
-	rmbd_c_recovery_unlock(dev);
+	mutex_lock(&dev->leg.recovery_lock);
+	rmbd_c_leg_flush(&dev->leg);
+	rmbd_c_recovery_unlock(&dev->leg);
 	/* Waits for in-flight I/O; a dead link fails it via the timeout. */
 	del_gendisk(dev->disk);
-	mutex_lock(&dev->recovery_lock);
-	rmbd_c_session_stop(dev);
-	rmbd_c_recovery_unlock(dev);
-	cancel_work_sync(&dev->err_work);
+	mutex_lock(&dev->leg.recovery_lock);
+	rmbd_c_leg_stop(&dev->leg);
+	rmbd_c_recovery_unlock(&dev->leg);
+	cancel_work_sync(&dev->leg.err_work);
 	rmbd_c_notify(dev, RMBD_DEV_EVENT_DISCONNECTED);
 	put_disk(dev->disk);
 	blk_mq_free_tag_set(&dev->tag_set);
@@ -974,13 +985,14 @@ static int rmbd_c_add_one(struct ib_device *ibdev)
 static void rmbd_c_remove_one(struct ib_device *ibdev, void *client_data)
 {
 	struct rmbd_c_dev *dev, *found;
+	struct rmbd_c_leg *leg;
 	unsigned int noio;
 
 	for (;;) {
 		found = NULL;
 		mutex_lock(&rmbd_c_mutex);
 		list_for_each_entry(dev, &rmbd_c_devs, entry) {
-			if (READ_ONCE(dev->ibdev) == ibdev &&
+			if (READ_ONCE(dev->leg.ibdev) == ibdev &&
 			    dev->state != RMBD_DEV_STATE_CONNECTING &&
 			    dev->state != RMBD_DEV_STATE_DELETING) {
 				kref_get(&dev->ref);
@@ -991,6 +1003,7 @@ static void rmbd_c_remove_one(struct ib_device *ibdev, void *client_data)
 		mutex_unlock(&rmbd_c_mutex);
 		if (!found)
 			break;
+		leg = &found->leg;
 		pr_warn("rmbd%d: RDMA device %s removed\n", found->index,
 			dev_name(&ibdev->dev));
 		/*
@@ -999,16 +1012,16 @@ static void rmbd_c_remove_one(struct ib_device *ibdev, void *client_data)
 		 * wait on I/O; a provider's teardown allocates.
 		 */
 		noio = memalloc_noio_save();
-		mutex_lock(&found->recovery_lock);
-		if (found->ibdev == ibdev) {
+		mutex_lock(&leg->recovery_lock);
+		if (leg->ibdev == ibdev) {
 			if (found->loss_timeout)
 				set_bit(RMBD_C_DEV_RECOVERING, &found->flags);
-			rmbd_c_recover(found);
+			rmbd_c_recover(leg);
 		}
 		/* Failed, or being deleted meanwhile: let go all the same. */
-		if (found->ibdev == ibdev && !found->stopping)
-			rmbd_c_session_teardown_quiesced(found);
-		rmbd_c_recovery_unlock(found);
+		if (leg->ibdev == ibdev && !found->stopping)
+			rmbd_c_leg_teardown_quiesced(leg);
+		rmbd_c_recovery_unlock(leg);
 		memalloc_noio_restore(noio);
 		rmbd_c_dev_put(found);
 	}

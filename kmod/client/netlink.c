@@ -57,6 +57,8 @@ static struct genl_family rmbd_c_family;
 static int rmbd_c_fill_dev(struct sk_buff *skb, struct rmbd_c_dev *dev,
 			   u32 portid, u32 seq, int flags, u8 cmd, u8 event)
 {
+	/* The one leg's session, for now */
+	struct rmbd_c_leg *leg = &dev->leg;
 	char name[DISK_NAME_LEN];
 	void *hdr;
 
@@ -66,28 +68,28 @@ static int rmbd_c_fill_dev(struct sk_buff *skb, struct rmbd_c_dev *dev,
 	snprintf(name, sizeof(name), "rmbd%d", dev->index);
 	if (nla_put_u32(skb, RMBD_CLIENT_ATTR_DEV_INDEX, dev->index) ||
 	    nla_put_string(skb, RMBD_CLIENT_ATTR_DEV_NAME, name) ||
-	    nla_put_u64_64bit(skb, RMBD_CLIENT_ATTR_DEV_SIZE, dev->size,
+	    nla_put_u64_64bit(skb, RMBD_CLIENT_ATTR_DEV_SIZE, leg->size,
 			      RMBD_CLIENT_ATTR_PAD) ||
 	    nla_put_u8(skb, RMBD_CLIENT_ATTR_DEV_STATE, dev->state) ||
-	    nla_put_string(skb, RMBD_CLIENT_ATTR_ADDR, dev->addr_str) ||
-	    nla_put_u16(skb, RMBD_CLIENT_ATTR_PORT, dev->port) ||
+	    nla_put_string(skb, RMBD_CLIENT_ATTR_ADDR, leg->addr_str) ||
+	    nla_put_u16(skb, RMBD_CLIENT_ATTR_PORT, leg->port) ||
 	    nla_put_string(skb, RMBD_CLIENT_ATTR_EXPORT_NAME,
-			   dev->export_name) ||
+			   leg->export_name) ||
 	    nla_put_u32(skb, RMBD_CLIENT_ATTR_NR_IO_QUEUES,
 			dev->nr_io_queues) ||
 	    nla_put_u32(skb, RMBD_CLIENT_ATTR_NR_POLL_QUEUES,
 			dev->nr_poll_queues) ||
 	    nla_put_u32(skb, RMBD_CLIENT_ATTR_QUEUE_DEPTH, dev->queue_depth) ||
-	    nla_put_u64_64bit(skb, RMBD_CLIENT_ATTR_SLAB_SIZE, dev->slab_size,
+	    nla_put_u64_64bit(skb, RMBD_CLIENT_ATTR_SLAB_SIZE, leg->slab_size,
 			      RMBD_CLIENT_ATTR_PAD) ||
 	    nla_put_u32(skb, RMBD_CLIENT_ATTR_RECONNECT_DELAY,
 			dev->reconnect_delay) ||
 	    nla_put_u32(skb, RMBD_CLIENT_ATTR_LOSS_TIMEOUT, dev->loss_timeout) ||
 	    nla_put_u32(skb, RMBD_CLIENT_ATTR_NR_RECONNECTS,
-			dev->nr_reconnects) ||
-	    (dev->shared && nla_put_flag(skb, RMBD_CLIENT_ATTR_SHARED)) ||
+			leg->nr_reconnects) ||
+	    (leg->shared && nla_put_flag(skb, RMBD_CLIENT_ATTR_SHARED)) ||
 	    nla_put_string(skb, RMBD_CLIENT_ATTR_HOST, dev->host) ||
-	    (dev->auth_tfm && nla_put_flag(skb, RMBD_CLIENT_ATTR_AUTH)) ||
+	    (leg->auth_tfm && nla_put_flag(skb, RMBD_CLIENT_ATTR_AUTH)) ||
 	    (dev->read_only && nla_put_flag(skb, RMBD_CLIENT_ATTR_READ_ONLY)) ||
 	    (event && nla_put_u8(skb, RMBD_CLIENT_ATTR_EVENT, event))) {
 		genlmsg_cancel(skb, hdr);

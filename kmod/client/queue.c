@@ -45,8 +45,8 @@ static int rmbd_c_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev)
 		if (err)
 			why = "target answered with invalid private data";
 		else if (!q->idx)
-			q->dev->session_id = sid;
-		else if (sid != q->dev->session_id)
+			q->leg->session_id = sid;
+		else if (sid != q->leg->session_id)
 			err = -EPROTO;
 		if (err) {
 			why = why ?: "target answered with another session id";
@@ -81,8 +81,8 @@ static int rmbd_c_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev)
 			 * looked: rdma_cm waits until its ids are destroyed.
 			 */
 			if (ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL)
-				set_bit(RMBD_C_DEV_IBDEV_GONE, &q->dev->flags);
-			rmbd_c_schedule_fail(q->dev);
+				set_bit(RMBD_C_LEG_IBDEV_GONE, &q->leg->flags);
+			rmbd_c_schedule_fail(q->leg);
 			return 0;
 		}
 		err = -ECONNRESET;
@@ -130,12 +130,12 @@ static void rmbd_c_free_cq(struct rmbd_c_queue *q)
 	q->cq = NULL;
 }
 
-static noinline int rmbd_c_create_qp(struct rmbd_c_dev *dev, struct rmbd_c_queue *q)
+static noinline int rmbd_c_create_qp(struct rmbd_c_leg *leg, struct rmbd_c_queue *q)
 {
 	struct ib_qp_init_attr attr = { };
 	unsigned int recv_wr = q->idx ? 0 : RMBD_C_ADMIN_DEPTH;
 	/* +1 each for the drain */
-	unsigned int send_wr = q->depth * (q->idx ? dev->req_wrs : 1) + 1;
+	unsigned int send_wr = q->depth * (q->idx ? leg->req_wrs : 1) + 1;
 	int ret;
 
 	/* A flushed work request completes, signaled or not. */
@@ -145,16 +145,16 @@ static noinline int rmbd_c_create_qp(struct rmbd_c_dev *dev, struct rmbd_c_queue
 		 * Reaped by blk-mq's ->poll: no interrupt, no pool.  Never
 		 * armed, but the vector must exist (mlx5 refuses others).
 		 */
-		q->cq = ib_alloc_cq(dev->ibdev, q, q->cq_size,
-				    (q->idx - 1) % dev->ibdev->num_comp_vectors,
+		q->cq = ib_alloc_cq(leg->ibdev, q, q->cq_size,
+				    (q->idx - 1) % leg->ibdev->num_comp_vectors,
 				    IB_POLL_DIRECT);
 	} else if (q->idx) {
 		/* Spread over completion vectors by the pool. */
-		q->cq = ib_cq_pool_get(dev->ibdev, q->cq_size, q->idx - 1,
+		q->cq = ib_cq_pool_get(leg->ibdev, q->cq_size, q->idx - 1,
 				       IB_POLL_SOFTIRQ);
 		q->cq_from_pool = true;
 	} else {
-		q->cq = ib_alloc_cq(dev->ibdev, q, q->cq_size, 0,
+		q->cq = ib_alloc_cq(leg->ibdev, q, q->cq_size, 0,
 				    IB_POLL_SOFTIRQ);
 	}
 	if (IS_ERR(q->cq)) {
@@ -166,20 +166,20 @@ static noinline int rmbd_c_create_qp(struct rmbd_c_dev *dev, struct rmbd_c_queue
 	attr.qp_context = q;
 	attr.cap.max_send_wr = send_wr;
 	attr.cap.max_recv_wr = recv_wr + 1;
-	attr.cap.max_send_sge = q->idx ? dev->wr_sges : 1;
+	attr.cap.max_send_sge = q->idx ? leg->wr_sges : 1;
 	attr.cap.max_recv_sge = 1;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	attr.qp_type = IB_QPT_RC;
 	attr.send_cq = q->cq;
 	attr.recv_cq = q->cq;
-	ret = rdma_create_qp(q->cm_id, dev->pd, &attr);
+	ret = rdma_create_qp(q->cm_id, leg->pd, &attr);
 	if (ret)
 		goto out_free_cq;
 	/*
 	 * A provider may round up, never down: then it is none of ours.
 	 * Fewer work requests may fit a smaller depth; fewer SGEs never do.
 	 */
-	if (attr.cap.max_send_sge < (q->idx ? dev->wr_sges : 1)) {
+	if (attr.cap.max_send_sge < (q->idx ? leg->wr_sges : 1)) {
 		ret = -EOPNOTSUPP;
 		goto out_destroy_qp;
 	}
@@ -187,9 +187,9 @@ static noinline int rmbd_c_create_qp(struct rmbd_c_dev *dev, struct rmbd_c_queue
 		ret = -EINVAL;
 		goto out_destroy_qp;
 	}
-	if (q->idx && dev->read_mr) {
+	if (q->idx && leg->read_mr) {
 		ret = ib_mr_pool_init(q->cm_id->qp, &q->read_mrs, q->depth,
-				      IB_MR_TYPE_MEM_REG, dev->mr_pages, 0);
+				      IB_MR_TYPE_MEM_REG, leg->mr_pages, 0);
 		if (ret)
 			goto out_destroy_qp;
 	}
@@ -206,10 +206,11 @@ out_free_cq:
 }
 ALLOW_ERROR_INJECTION(rmbd_c_create_qp, ERRNO);
 
-int rmbd_c_queue_connect(struct rmbd_c_dev *dev, unsigned int idx,
-				const char **why)
+int rmbd_c_queue_connect(struct rmbd_c_leg *leg, unsigned int idx,
+			 const char **why)
 {
-	struct rmbd_c_queue *q = &dev->queues[idx];
+	struct rmbd_c_dev *dev = leg->dev;
+	struct rmbd_c_queue *q = &leg->queues[idx];
 	struct rdma_conn_param param = { };
 	struct rmbd_cm_req req = { };
 	struct rdma_cm_id *cm_id;
@@ -226,7 +227,7 @@ int rmbd_c_queue_connect(struct rmbd_c_dev *dev, unsigned int idx,
 	}
 	q->cm_id = cm_id;
 
-	ret = rdma_resolve_addr(cm_id, NULL, (struct sockaddr *)&dev->addr,
+	ret = rdma_resolve_addr(cm_id, NULL, (struct sockaddr *)&leg->addr,
 				RMBD_C_RESOLVE_MS);
 	if (ret) {
 		*why = "cannot resolve the target address";
@@ -246,16 +247,16 @@ int rmbd_c_queue_connect(struct rmbd_c_dev *dev, unsigned int idx,
 	if (ret)
 		return ret;
 
-	if (!dev->ibdev) {
-		ret = rmbd_c_first_device(dev, cm_id->device, cm_id->port_num,
+	if (!leg->ibdev) {
+		ret = rmbd_c_first_device(leg, cm_id->device, cm_id->port_num,
 					  why);
 		if (ret)
 			return ret;
-	} else if (dev->ibdev != cm_id->device) {
+	} else if (leg->ibdev != cm_id->device) {
 		*why = "queues resolved to different RDMA devices";
 		return -EXDEV;
 	}
-	ret = rmbd_c_create_qp(dev, q);
+	ret = rmbd_c_create_qp(leg, q);
 	/*
 	 * A NIC's send queue may hold fewer of our work requests than
 	 * max_qp_wr promises: its WQEs take room per SGE.  Before the disk
@@ -265,7 +266,7 @@ int rmbd_c_queue_connect(struct rmbd_c_dev *dev, unsigned int idx,
 	while ((ret == -EINVAL || ret == -ENOMEM) && idx == 1 && !dev->disk &&
 	       q->depth / 2 >= RMBD_C_MIN_DEPTH) {
 		q->depth /= 2;
-		ret = rmbd_c_create_qp(dev, q);
+		ret = rmbd_c_create_qp(leg, q);
 	}
 	if (ret == -EOPNOTSUPP) {
 		*why = "the RDMA device gave a queue pair fewer SGEs than it announced";
@@ -282,8 +283,8 @@ int rmbd_c_queue_connect(struct rmbd_c_dev *dev, unsigned int idx,
 		pr_info("rmbd%d: queue depth %u, not %u: the RDMA device's send queues hold no more\n",
 			dev->index, q->depth, dev->queue_depth);
 		dev->queue_depth = q->depth;
-		for (i = 2; i < dev->nr_queues; i++)
-			dev->queues[i].depth = q->depth;
+		for (i = 2; i < leg->nr_queues; i++)
+			leg->queues[i].depth = q->depth;
 	}
 
 	req.magic = cpu_to_le32(RMBD_PROTO_MAGIC);
@@ -291,9 +292,9 @@ int rmbd_c_queue_connect(struct rmbd_c_dev *dev, unsigned int idx,
 	req.qtype = cpu_to_le16(idx ? RMBD_QUEUE_IO : RMBD_QUEUE_ADMIN);
 	req.qid = cpu_to_le16(idx ? idx - 1 : 0);
 	req.queue_depth = cpu_to_le16(q->depth);
-	req.session_id = cpu_to_le64(idx ? dev->session_id : 0);
+	req.session_id = cpu_to_le64(idx ? leg->session_id : 0);
 	if (idx)
-		memcpy(req.join_key, dev->join_key, sizeof(req.join_key));
+		memcpy(req.join_key, leg->join_key, sizeof(req.join_key));
 	param.private_data = &req;
 	param.private_data_len = sizeof(req);
 	param.qp_num = cm_id->qp->qp_num;
@@ -301,7 +302,7 @@ int rmbd_c_queue_connect(struct rmbd_c_dev *dev, unsigned int idx,
 	param.retry_count = RMBD_C_RETRY_COUNT;
 	param.rnr_retry_count = 7;
 	param.initiator_depth = min_t(u32, RMBD_C_RD_ATOM,
-				      dev->ibdev->attrs.max_qp_init_rd_atom);
+				      leg->ibdev->attrs.max_qp_init_rd_atom);
 
 	ret = rdma_set_ack_timeout(cm_id, RMBD_C_ACK_TIMEOUT);
 	if (ret) {
@@ -359,30 +360,30 @@ void rmbd_c_queue_destroy_qp(struct rmbd_c_queue *q)
  * allocations may use the emergency reserves.  So the flag is restored
  * only after local_bh_enable(), where that softirq runs.
  *
- * Only for a soft provider (@dev->soft_post): a NIC posts by ringing a
+ * Only for a soft provider (@leg->soft_post): a NIC posts by ringing a
  * doorbell, and the softirqs that would run here are other drivers'
  * (network receive, block completions), which must not get the reserves.
  */
-unsigned int rmbd_c_post_begin(struct rmbd_c_dev *dev)
+unsigned int rmbd_c_post_begin(struct rmbd_c_leg *leg)
 {
 	unsigned int noreclaim;
 
-	if (!dev->soft_post)
+	if (!leg->soft_post)
 		return 0;
 	noreclaim = memalloc_noreclaim_save();
 	local_bh_disable();
 	return noreclaim;
 }
 
-void rmbd_c_post_end(struct rmbd_c_dev *dev, unsigned int noreclaim)
+void rmbd_c_post_end(struct rmbd_c_leg *leg, unsigned int noreclaim)
 {
-	if (!dev->soft_post)
+	if (!leg->soft_post)
 		return;
 	local_bh_enable();
 	memalloc_noreclaim_restore(noreclaim);
 }
 
-static void rmbd_c_req_done(struct rmbd_c_dev *dev, struct rmbd_c_req *req);
+static void rmbd_c_req_done(struct rmbd_c_leg *leg, struct rmbd_c_req *req);
 
 /*
  * After the drain: requests that no work completion covered complete now,
@@ -404,7 +405,7 @@ static void rmbd_c_queue_sweep(struct rmbd_c_queue *q)
 		list_del_init(&r->entry);
 		spin_unlock_irqrestore(&q->lock, flags);
 		r->status = BLK_STS_IOERR;
-		rmbd_c_req_done(q->dev, r);
+		rmbd_c_req_done(q->leg, r);
 		spin_lock_irqsave(&q->lock, flags);
 	}
 	spin_unlock_irqrestore(&q->lock, flags);
@@ -433,7 +434,7 @@ int rmbd_c_poll_cq(struct rmbd_c_queue *q)
 }
 
 /* Give back what rmbd_c_queue_rq() took for @req's data. */
-void rmbd_c_req_unmap(struct rmbd_c_dev *dev, struct rmbd_c_req *req)
+void rmbd_c_req_unmap(struct rmbd_c_leg *leg, struct rmbd_c_req *req)
 {
 	struct request *rq = blk_mq_rq_from_pdu(req);
 
@@ -443,17 +444,17 @@ void rmbd_c_req_unmap(struct rmbd_c_dev *dev, struct rmbd_c_req *req)
 		req->mr = NULL;
 	}
 	if (req->nents) {
-		ib_dma_unmap_sg(dev->ibdev, req->sgl, req->nents,
+		ib_dma_unmap_sg(leg->ibdev, req->sgl, req->nents,
 				rq_dma_dir(rq));
 		req->nents = 0;
 	}
 }
 
-static void rmbd_c_req_done(struct rmbd_c_dev *dev, struct rmbd_c_req *req)
+static void rmbd_c_req_done(struct rmbd_c_leg *leg, struct rmbd_c_req *req)
 {
 	struct request *rq = blk_mq_rq_from_pdu(req);
 
-	rmbd_c_req_unmap(dev, req);
+	rmbd_c_req_unmap(leg, req);
 	if (likely(!blk_should_fake_timeout(rq->q)))
 		blk_mq_complete_request(rq);
 }
@@ -461,7 +462,8 @@ static void rmbd_c_req_done(struct rmbd_c_dev *dev, struct rmbd_c_req *req)
 /* A work request of @req failed: the device fails over, unless flushed. */
 static void rmbd_c_wr_failed(struct rmbd_c_req *req, const struct ib_wc *wc)
 {
-	struct rmbd_c_dev *dev = req->queue->dev;
+	struct rmbd_c_leg *leg = req->queue->leg;
+	struct rmbd_c_dev *dev = leg->dev;
 
 	/*
 	 * Flushed: the queue pair is in error.  Usually the recovery did
@@ -472,7 +474,7 @@ static void rmbd_c_wr_failed(struct rmbd_c_req *req, const struct ib_wc *wc)
 	if (wc->status == IB_WC_WR_FLUSH_ERR) {
 		if (!test_bit(RMBD_C_DEV_RECOVERING, &dev->flags) &&
 		    !test_bit(RMBD_C_DEV_DEAD, &dev->flags))
-			rmbd_c_schedule_fail(dev);
+			rmbd_c_schedule_fail(leg);
 		return;
 	}
 	/* Its own failure: it may fail so on every session (main.c). */
@@ -481,12 +483,12 @@ static void rmbd_c_wr_failed(struct rmbd_c_req *req, const struct ib_wc *wc)
 			   req->wr.wr.opcode == IB_WR_RDMA_WRITE ?
 			   "WRITE" : "READ",
 			   ib_wc_status_msg(wc->status), wc->status);
-	rmbd_c_schedule_fail(dev);
+	rmbd_c_schedule_fail(leg);
 }
 
 /*
  * A work completion for @req: it and every request posted before it on
- * the same queue are done (with dev->signal_each, it alone).  Unsignaled
+ * the same queue are done (with leg->signal_each, it alone).  Unsignaled
  * work requests that failed still complete one by one, in order, before
  * anything posted after them.
  */
@@ -495,7 +497,7 @@ void rmbd_c_read_write_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct rmbd_c_req *req = container_of(wc->wr_cqe, struct rmbd_c_req,
 					      cqe);
 	struct rmbd_c_queue *q = req->queue;
-	struct rmbd_c_dev *dev = q->dev;
+	struct rmbd_c_leg *leg = q->leg;
 	struct rmbd_c_req *r, *tmp;
 	unsigned long flags;
 	LIST_HEAD(done);
@@ -510,16 +512,16 @@ void rmbd_c_read_write_done(struct ib_cq *cq, struct ib_wc *wc)
 		spin_unlock_irqrestore(&q->lock, flags);
 		return;
 	}
-	if (dev->signal_each) {
+	if (leg->signal_each) {
 		list_del_init(&req->entry);
 		spin_unlock_irqrestore(&q->lock, flags);
-		rmbd_c_req_done(dev, req);
+		rmbd_c_req_done(leg, req);
 		return;
 	}
 	list_cut_position(&done, &q->posted, &req->entry);
 	spin_unlock_irqrestore(&q->lock, flags);
 	list_for_each_entry_safe(r, tmp, &done, entry)
-		rmbd_c_req_done(dev, r);
+		rmbd_c_req_done(leg, r);
 }
 
 /*
@@ -568,7 +570,7 @@ void rmbd_c_post_batch(struct rmbd_c_queue *q)
 	bool hit = false;
 	int ret;
 
-	noreclaim = rmbd_c_post_begin(q->dev);
+	noreclaim = rmbd_c_post_begin(q->leg);
 	spin_lock_irqsave(&q->lock, flags);
 	if (list_empty(&q->batch)) {
 		spin_unlock_irqrestore(&q->lock, flags);
@@ -607,13 +609,13 @@ void rmbd_c_post_batch(struct rmbd_c_queue *q)
 	spin_unlock_irqrestore(&q->lock, flags);
 	if (unlikely(ret)) {
 		pr_err_ratelimited("rmbd%d: posting work requests failed (%d)\n",
-				   q->dev->index, ret);
-		rmbd_c_schedule_fail(q->dev);
+				   q->leg->dev->index, ret);
+		rmbd_c_schedule_fail(q->leg);
 		list_for_each_entry_safe(r, tmp, &failed, entry) {
 			r->status = BLK_STS_IOERR;
-			rmbd_c_req_done(q->dev, r);
+			rmbd_c_req_done(q->leg, r);
 		}
 	}
 out:
-	rmbd_c_post_end(q->dev, noreclaim);
+	rmbd_c_post_end(q->leg, noreclaim);
 }
