@@ -334,6 +334,10 @@ void rmbd_c_part_done(struct ib_cq *cq, struct ib_wc *wc);
 void rmbd_c_post_batch(struct rmbd_c_queue *q);
 void rmbd_c_req_unmap(struct rmbd_c_leg *leg, struct rmbd_c_req *req);
 int rmbd_c_poll_cq(struct rmbd_c_queue *q);
+blk_status_t rmbd_c_req_prep(struct rmbd_c_queue *q, struct request *rq,
+			     u64 idx, u64 off);
+void rmbd_c_req_queue(struct rmbd_c_queue *q, struct rmbd_c_req *req,
+		      bool last);
 
 /* @req broke its session itself (RMBD_C_MAX_FAULTS); saturates. */
 static inline void rmbd_c_req_fault(struct rmbd_c_req *req)
@@ -342,7 +346,7 @@ static inline void rmbd_c_req_fault(struct rmbd_c_req *req)
 		req->faults++;
 }
 
-/* main.c */
+/* dev.c: the block device */
 struct rmbd_c_connect_args {
 	const char	*addr;
 	u16		port;
@@ -367,6 +371,9 @@ int rmbd_c_dev_disconnect(int index, bool force, const char **why);
 struct rmbd_c_dev *rmbd_c_dev_find(int index);
 void rmbd_c_release_requests(struct rmbd_c_dev *dev);
 void rmbd_c_dev_kill(struct rmbd_c_dev *dev);
+void rmbd_c_dev_put(struct rmbd_c_dev *dev);
+int rmbd_c_dev_init(void);
+void rmbd_c_dev_exit(void);
 
 /* netlink.c */
 int rmbd_c_netlink_init(void);

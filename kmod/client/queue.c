@@ -619,3 +619,264 @@ void rmbd_c_post_batch(struct rmbd_c_queue *q)
 out:
 	rmbd_c_post_end(q->leg, noreclaim);
 }
+
+/* DMA-map the request's pages into req->sge; returns how many or 0. */
+static int rmbd_c_map_data(struct rmbd_c_leg *leg, struct request *rq,
+			   struct rmbd_c_req *req)
+{
+	struct scatterlist *sg;
+	int i, count;
+
+	sg_init_table(req->sgl, leg->max_segs);
+	req->nents = blk_rq_map_sg(rq->q, rq, req->sgl);
+	count = ib_dma_map_sg(leg->ibdev, req->sgl, req->nents,
+			      rq_dma_dir(rq));
+	if (unlikely(!count)) {
+		req->nents = 0;
+		return 0;
+	}
+	for_each_sg(req->sgl, sg, count, i) {
+		req->sge[i].addr = sg_dma_address(sg);
+		req->sge[i].length = sg_dma_len(sg);
+		req->sge[i].lkey = leg->pd->local_dma_lkey;
+	}
+	return count;
+}
+
+static void rmbd_c_init_wr(struct ib_rdma_wr *wr, enum ib_wr_opcode opcode,
+			   struct ib_sge *sge, int nsge,
+			   const struct rmbd_c_slab *slab, u64 off)
+{
+	wr->wr.opcode = opcode;
+	wr->wr.sg_list = sge;
+	wr->wr.num_sge = nsge;
+	wr->wr.send_flags = 0;
+	wr->wr.next = NULL;
+	wr->remote_addr = slab->addr + off;
+	wr->rkey = slab->rkey;
+}
+
+/*
+ * On iWARP (leg->signal_each) a write's last work request, @req->wr, is a
+ * one-byte RDMA READ into leg->flush_mr after its WRITEs, the last of them
+ * @prev: its response comes once the target placed them.
+ */
+static void rmbd_c_init_flush(struct rmbd_c_leg *leg, struct rmbd_c_req *req,
+			      struct ib_rdma_wr *prev,
+			      const struct rmbd_c_slab *slab, u64 off)
+{
+	rmbd_c_init_wr(&req->wr, IB_WR_RDMA_READ, &leg->flush_sge, 1, slab,
+		       off);
+	prev->wr.next = &req->wr.wr;
+}
+
+/*
+ * The work requests of a read or write: @count SGEs from req->sge, at
+ * most leg->wr_sges per work request, to consecutive remote addresses
+ * from @off in @slab.  The last one is req->wr.
+ */
+static void rmbd_c_setup_rw(struct rmbd_c_leg *leg, struct rmbd_c_req *req,
+			    enum ib_wr_opcode opcode, int count,
+			    const struct rmbd_c_slab *slab, u64 off)
+{
+	bool flush = opcode == IB_WR_RDMA_WRITE && leg->signal_each;
+	struct ib_rdma_wr *wr, *prev = NULL;
+	struct ib_sge *sge = req->sge;
+	int i, n, part = 0;
+	u64 start = off;
+
+	while (count) {
+		n = min_t(int, count, opcode == IB_WR_RDMA_READ ?
+			  leg->rd_sges : leg->wr_sges);
+		wr = n == count && !flush ? &req->wr : &req->parts[part++];
+		rmbd_c_init_wr(wr, opcode, sge, n, slab, off);
+		if (prev)
+			prev->wr.next = &wr->wr;
+		else
+			req->head = &wr->wr;
+		for (i = 0; i < n; i++)
+			off += sge[i].length;
+		sge += n;
+		count -= n;
+		prev = wr;
+	}
+	if (flush)
+		rmbd_c_init_flush(leg, req, prev, slab, start);
+}
+
+/*
+ * An RDMA READ into a region registered for it (leg->read_mr): REG_MR of
+ * the request's pages with REMOTE_WRITE, the READ into the region, and
+ * its invalidation, so that the peer can write there for this READ only.
+ * On iWARP the READ invalidates it (READ with invalidate); elsewhere a
+ * LOCAL_INV follows, fenced behind the READ.
+ */
+static blk_status_t rmbd_c_setup_read_mr(struct rmbd_c_leg *leg,
+					 struct rmbd_c_req *req, int count,
+					 const struct rmbd_c_slab *slab,
+					 u64 off)
+{
+	struct ib_qp *qp = req->queue->cm_id->qp;
+	struct ib_mr *mr;
+	int n;
+
+	mr = ib_mr_pool_get(qp, &req->queue->read_mrs);
+	if (unlikely(!mr))
+		return BLK_STS_RESOURCE;
+	req->mr = mr;
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	n = ib_map_mr_sg(mr, req->sgl, count, NULL, PAGE_SIZE);
+	if (unlikely(n != count))
+		return BLK_STS_IOERR;
+
+	req->reg.wr.opcode = IB_WR_REG_MR;
+	req->reg.wr.wr_cqe = &req->part_cqe;
+	req->reg.wr.num_sge = 0;
+	req->reg.wr.send_flags = 0;
+	req->reg.mr = mr;
+	req->reg.key = mr->rkey;
+	req->reg.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
+	req->head = &req->reg.wr;
+
+	req->sge[0].addr = mr->iova;
+	req->sge[0].length = mr->length;
+	req->sge[0].lkey = mr->lkey;
+	if (rdma_cap_read_inv(leg->ibdev, req->queue->cm_id->port_num)) {
+		rmbd_c_init_wr(&req->wr, IB_WR_RDMA_READ_WITH_INV, req->sge,
+			       1, slab, off);
+		req->wr.wr.ex.invalidate_rkey = mr->lkey;
+		req->reg.wr.next = &req->wr.wr;
+		return BLK_STS_OK;
+	}
+	rmbd_c_init_wr(&req->parts[0], IB_WR_RDMA_READ, req->sge, 1, slab,
+		       off);
+	req->reg.wr.next = &req->parts[0].wr;
+	req->parts[0].wr.next = &req->wr.wr;
+	req->wr.wr.opcode = IB_WR_LOCAL_INV;
+	req->wr.wr.num_sge = 0;
+	req->wr.wr.send_flags = IB_SEND_FENCE;
+	req->wr.wr.next = NULL;
+	req->wr.wr.ex.invalidate_rkey = mr->lkey;
+	return BLK_STS_OK;
+}
+
+/*
+ * Discard and write zeroes: RDMA WRITEs from the zero region.  Write
+ * zeroes respects chunk_sectors; a discard may have merged across one
+ * slab boundary (it is at most zero_len <= slab_size long): then a first
+ * WRITE, a part, zeroes what is in the first slab.
+ */
+static blk_status_t rmbd_c_setup_zeroes(struct rmbd_c_leg *leg,
+					struct rmbd_c_req *req, u64 idx,
+					u64 off, u32 len)
+{
+	u64 first = min_t(u64, len, leg->slabs[idx].len - off);
+	struct ib_sge *sge = req->sge;
+	struct ib_rdma_wr *wr;
+
+	if (unlikely(len > leg->zero_len))
+		return BLK_STS_IOERR;
+	req->nents = 0;
+	if (first < len) {
+		if (unlikely(idx + 1 >= leg->nr_slabs ||
+			     len - first > leg->slabs[idx + 1].len))
+			return BLK_STS_IOERR;
+		sge->addr = leg->zero_mr->iova;
+		sge->length = first;
+		sge->lkey = leg->zero_mr->lkey;
+		rmbd_c_init_wr(&req->parts[0], IB_WR_RDMA_WRITE, sge, 1,
+			       &leg->slabs[idx], off);
+		req->head = &req->parts[0].wr;
+		sge++;
+		idx++;
+		off = 0;
+		len -= first;
+	}
+	sge->addr = leg->zero_mr->iova;
+	sge->length = len;
+	sge->lkey = leg->zero_mr->lkey;
+	/* The last WRITE, unless a flush follows it (rmbd_c_init_flush()) */
+	wr = leg->signal_each ? &req->parts[sge - req->sge] : &req->wr;
+	rmbd_c_init_wr(wr, IB_WR_RDMA_WRITE, sge, 1, &leg->slabs[idx], off);
+	if (sge != req->sge)
+		req->parts[0].wr.next = &wr->wr;
+	else
+		req->head = &wr->wr;
+	if (leg->signal_each)
+		rmbd_c_init_flush(leg, req, wr, &leg->slabs[idx], off);
+	return BLK_STS_OK;
+}
+
+/**
+ * rmbd_c_req_prep() - the work requests of a block request on a queue
+ * @q: the leg's queue it goes to
+ * @rq: a read, write, discard or write zeroes; not started
+ * @idx: the leg's slab it starts in
+ * @off: where in that slab
+ *
+ * On success req->head is the first work request and req->wr the last:
+ * rmbd_c_req_queue() posts them once @rq is started.
+ */
+blk_status_t rmbd_c_req_prep(struct rmbd_c_queue *q, struct request *rq,
+			     u64 idx, u64 off)
+{
+	struct rmbd_c_leg *leg = q->leg;
+	struct rmbd_c_req *req = blk_mq_rq_to_pdu(rq);
+	u32 len = blk_rq_bytes(rq);
+	enum ib_wr_opcode opcode;
+	blk_status_t status;
+	int count;
+
+	if (unlikely(!test_bit(RMBD_C_Q_LIVE, &q->flags)))
+		return BLK_STS_IOERR;
+	if (unlikely(idx >= leg->nr_slabs || off >= leg->slabs[idx].len))
+		return BLK_STS_IOERR;
+	req->queue = q;
+	switch (req_op(rq)) {
+	case REQ_OP_READ:
+		opcode = IB_WR_RDMA_READ;
+		break;
+	case REQ_OP_WRITE:
+		opcode = IB_WR_RDMA_WRITE;
+		break;
+	case REQ_OP_DISCARD:
+	case REQ_OP_WRITE_ZEROES:
+		return rmbd_c_setup_zeroes(leg, req, idx, off, len);
+	default:
+		return BLK_STS_NOTSUPP;
+	}
+	/* chunk_sectors keeps reads and writes inside one slab. */
+	if (unlikely(off + len > leg->slabs[idx].len))
+		return BLK_STS_IOERR;
+	count = rmbd_c_map_data(leg, rq, req);
+	if (unlikely(!count))
+		return BLK_STS_RESOURCE;
+	if (opcode == IB_WR_RDMA_READ && leg->read_mr) {
+		status = rmbd_c_setup_read_mr(leg, req, count,
+					      &leg->slabs[idx], off);
+		if (unlikely(status))
+			rmbd_c_req_unmap(leg, req);
+		return status;
+	}
+	rmbd_c_setup_rw(leg, req, opcode, count, &leg->slabs[idx], off);
+	return BLK_STS_OK;
+}
+
+/* Queue the work requests of started @req; post them if @last. */
+void rmbd_c_req_queue(struct rmbd_c_queue *q, struct rmbd_c_req *req,
+		      bool last)
+{
+	unsigned long flags;
+
+	req->status = BLK_STS_OK;
+	if (q->leg->signal_each)
+		req->wr.wr.send_flags |= IB_SEND_SIGNALED;
+	spin_lock_irqsave(&q->lock, flags);
+	if (!list_empty(&q->batch))
+		list_last_entry(&q->batch, struct rmbd_c_req,
+				entry)->wr.wr.next = req->head;
+	list_add_tail(&req->entry, &q->batch);
+	spin_unlock_irqrestore(&q->lock, flags);
+	if (last)
+		rmbd_c_post_batch(q);
+}

@@ -1,0 +1,743 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rmbd client: the block device.  Its blk-mq queues send each request to
+ * the leg that holds its sectors; connect, disconnect, and giving up when
+ * the leg does not come back.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/delay.h>
+#include <linux/error-injection.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/idr.h>
+#include <linux/inet.h>
+#include <net/ipv6.h>
+#include <net/net_namespace.h>
+#include <crypto/hash.h>
+#include "auth.h"
+#include "client.h"
+
+static DEFINE_IDA(rmbd_c_ida);
+static int rmbd_c_major;
+
+#define RMBD_C_IO_TIMEOUT	(30 * HZ)
+
+/*
+ * Recovering: @rq (started) waits on the requeue list, unkicked, until the
+ * session is back or the device gives up, when rmbd_c_release_requests()
+ * kicks the list.  Kick it here if that happened meanwhile.
+ */
+static void rmbd_c_park(struct rmbd_c_dev *dev, struct request *rq)
+{
+	blk_mq_requeue_request(rq, false);
+	/* Pairs with the barrier in rmbd_c_release_requests(). */
+	smp_mb();
+	if (!test_bit(RMBD_C_DEV_RECOVERING, &dev->flags) ||
+	    test_bit(RMBD_C_DEV_DEAD, &dev->flags))
+		blk_mq_kick_requeue_list(dev->disk->queue);
+}
+
+/*
+ * Recovering, and @rq's submitter (md's failfast, dm-multipath, readahead)
+ * would rather see a path error now than wait: a failed readahead is
+ * read again when it is needed, so it fails without a log line.
+ */
+static blk_status_t rmbd_c_fail_fast(struct request *rq)
+{
+	if (rq->cmd_flags & REQ_RAHEAD)
+		rq->rq_flags |= RQF_QUIET;
+	return BLK_STS_TRANSPORT;
+}
+
+static blk_status_t rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
+				    const struct blk_mq_queue_data *bd)
+{
+	struct rmbd_c_queue *q = hctx->driver_data;
+	struct rmbd_c_leg *leg = q->leg;
+	struct rmbd_c_dev *dev = leg->dev;
+	struct request *rq = bd->rq;
+	struct rmbd_c_req *req = blk_mq_rq_to_pdu(rq);
+	u64 pos = (u64)blk_rq_pos(rq) << SECTOR_SHIFT;
+	blk_status_t status;
+
+	/* Given up: fail at once, without a look at the session. */
+	if (unlikely(test_bit(RMBD_C_DEV_DEAD, &dev->flags)))
+		return BLK_STS_IOERR;
+	/* New, not requeued: none of its tries failed yet. */
+	if (!(rq->rq_flags & RQF_DONTPREP)) {
+		req->faults = 0;
+		rq->rq_flags |= RQF_DONTPREP;
+	}
+	/* Pairs with rmbd_c_release_requests(): the new session's state. */
+	if (unlikely(test_bit_acquire(RMBD_C_DEV_RECOVERING, &dev->flags))) {
+		if (blk_noretry_request(rq))
+			return rmbd_c_fail_fast(rq);
+		blk_mq_start_request(rq);
+		rmbd_c_park(dev, rq);
+		if (bd->last)
+			rmbd_c_post_batch(q);
+		return BLK_STS_OK;
+	}
+	/* The block layer only warns about writes to a read-only disk. */
+	if (unlikely(dev->read_only && op_is_write(req_op(rq))))
+		return BLK_STS_IOERR;
+	status = rmbd_c_req_prep(q, rq, pos >> leg->slab_shift,
+				 pos & (leg->slab_size - 1));
+	if (unlikely(status))
+		return status;
+	blk_mq_start_request(rq);
+	rmbd_c_req_queue(q, req, bd->last);
+	return BLK_STS_OK;
+}
+
+static void rmbd_c_commit_rqs(struct blk_mq_hw_ctx *hctx)
+{
+	rmbd_c_post_batch(hctx->driver_data);
+}
+
+static void rmbd_c_complete_rq(struct request *rq)
+{
+	struct rmbd_c_req *req = blk_mq_rq_to_pdu(rq);
+	struct rmbd_c_dev *dev = req->queue->leg->dev;
+
+	/*
+	 * A request that failed with the connection is parked until the
+	 * session is back (or the loss timeout ends the wait).  Redoing a
+	 * READ or WRITE that may have happened already is harmless.  A
+	 * fail-fast one fails now, with a path error; so does one whose own
+	 * work request failed on RMBD_C_MAX_FAULTS sessions: each reconnect
+	 * succeeds, so the loss timeout would never end its loop.
+	 */
+	if (unlikely(req->status) &&
+	    test_bit(RMBD_C_DEV_RECOVERING, &dev->flags) &&
+	    !test_bit(RMBD_C_DEV_DEAD, &dev->flags)) {
+		if (blk_noretry_request(rq)) {
+			blk_mq_end_request(rq, rmbd_c_fail_fast(rq));
+		} else if (req->faults >= RMBD_C_MAX_FAULTS) {
+			pr_err_ratelimited("rmbd%d: %s of %u bytes at sector %llu failed on %u sessions: giving it up\n",
+					   dev->index, blk_op_str(req_op(rq)),
+					   blk_rq_bytes(rq),
+					   (unsigned long long)blk_rq_pos(rq),
+					   req->faults);
+			blk_mq_end_request(rq, BLK_STS_IOERR);
+		} else {
+			rmbd_c_park(dev, rq);
+		}
+		return;
+	}
+	blk_mq_end_request(rq, req->status);
+}
+
+static enum blk_eh_timer_return rmbd_c_timeout(struct request *rq)
+{
+	struct rmbd_c_req *req = blk_mq_rq_to_pdu(rq);
+	struct rmbd_c_leg *leg = req->queue->leg;
+	struct rmbd_c_dev *dev = leg->dev;
+
+	/* On a poll queue nobody may be polling: look before failing. */
+	if (req->queue->poll) {
+		rmbd_c_poll_cq(req->queue);
+		if (blk_mq_rq_state(rq) != MQ_RQ_IN_FLIGHT)
+			return BLK_EH_DONE;
+	}
+
+	/* The first to time out is what a reset is for: it counts. */
+	if (!test_bit(RMBD_C_DEV_RECOVERING, &dev->flags)) {
+		pr_warn_ratelimited("rmbd%d: I/O timed out, resetting the connection\n",
+				    dev->index);
+		rmbd_c_req_fault(req);
+	}
+	/*
+	 * The request completes from its flushed work request once the QP is
+	 * in the error state: it completes exactly once.
+	 */
+	rmbd_c_schedule_fail(leg);
+	return BLK_EH_RESET_TIMER;
+}
+
+static int rmbd_c_poll(struct blk_mq_hw_ctx *hctx, struct io_comp_batch *iob)
+{
+	return rmbd_c_poll_cq(hctx->driver_data);
+}
+
+static void rmbd_c_map_queues(struct blk_mq_tag_set *set)
+{
+	struct rmbd_c_dev *dev = set->driver_data;
+	struct blk_mq_queue_map *map = set->map;
+
+	map[HCTX_TYPE_DEFAULT].nr_queues = dev->nr_io_queues;
+	map[HCTX_TYPE_DEFAULT].queue_offset = 0;
+	blk_mq_map_queues(&map[HCTX_TYPE_DEFAULT]);
+	if (set->nr_maps < HCTX_MAX_TYPES)
+		return;
+	/* Reads share the default queues; polled I/O has its own. */
+	map[HCTX_TYPE_READ].nr_queues = dev->nr_io_queues;
+	map[HCTX_TYPE_READ].queue_offset = 0;
+	blk_mq_map_queues(&map[HCTX_TYPE_READ]);
+	map[HCTX_TYPE_POLL].nr_queues = dev->nr_poll_queues;
+	map[HCTX_TYPE_POLL].queue_offset = dev->nr_io_queues;
+	blk_mq_map_queues(&map[HCTX_TYPE_POLL]);
+}
+
+static int rmbd_c_init_hctx(struct blk_mq_hw_ctx *hctx, void *data,
+			    unsigned int hctx_idx)
+{
+	struct rmbd_c_dev *dev = data;
+
+	hctx->driver_data = &dev->leg.queues[hctx_idx + 1];
+	return 0;
+}
+
+static int rmbd_c_init_request(struct blk_mq_tag_set *set, struct request *rq,
+			       unsigned int hctx_idx, unsigned int numa_node)
+{
+	struct rmbd_c_dev *dev = set->driver_data;
+	struct rmbd_c_req *req = blk_mq_rq_to_pdu(rq);
+	unsigned int i;
+
+	req->cqe.done = rmbd_c_read_write_done;
+	req->wr.wr.wr_cqe = &req->cqe;
+	req->part_cqe.done = rmbd_c_part_done;
+	req->mr = NULL;
+	req->sge = (struct ib_sge *)(req->sgl + dev->leg.max_segs);
+	req->parts = (struct ib_rdma_wr *)(req->sge + dev->leg.max_segs);
+	for (i = 0; i < dev->leg.req_wrs - 1; i++)
+		req->parts[i].wr.wr_cqe = &req->part_cqe;
+	return 0;
+}
+
+static const struct blk_mq_ops rmbd_c_mq_ops = {
+	.queue_rq	= rmbd_c_queue_rq,
+	.commit_rqs	= rmbd_c_commit_rqs,
+	.complete	= rmbd_c_complete_rq,
+	.timeout	= rmbd_c_timeout,
+	.init_hctx	= rmbd_c_init_hctx,
+	.init_request	= rmbd_c_init_request,
+	.map_queues	= rmbd_c_map_queues,
+	.poll		= rmbd_c_poll,
+};
+
+static const struct block_device_operations rmbd_c_fops = {
+	.owner		= THIS_MODULE,
+};
+
+/*
+ * Let parked requests run again: on the new session, or to fail.  The
+ * caller cleared RMBD_C_DEV_RECOVERING or set RMBD_C_DEV_DEAD.
+ */
+void rmbd_c_release_requests(struct rmbd_c_dev *dev)
+{
+	if (!dev->disk)
+		return;
+	/* Pairs with the barrier in rmbd_c_park(). */
+	smp_mb();
+	blk_mq_kick_requeue_list(dev->disk->queue);
+}
+
+/* Give up: parked and new I/O fails with EIO; the device stays failed. */
+void rmbd_c_dev_kill(struct rmbd_c_dev *dev)
+{
+	set_bit(RMBD_C_DEV_DEAD, &dev->flags);
+	rmbd_c_release_requests(dev);
+}
+
+static void rmbd_c_loss_work(struct work_struct *work)
+{
+	struct rmbd_c_dev *dev = container_of(to_delayed_work(work),
+					      struct rmbd_c_dev, loss_work);
+	bool expired = false;
+
+	/* Not under recovery_lock: a reconnect attempt may hold it for long. */
+	mutex_lock(&rmbd_c_mutex);
+	if (dev->state == RMBD_DEV_STATE_RECONNECTING) {
+		dev->state = RMBD_DEV_STATE_FAILED;
+		expired = true;
+	}
+	mutex_unlock(&rmbd_c_mutex);
+	if (!expired)
+		return;
+	pr_warn("rmbd%d: %pISpc not back within %u s, I/O fails\n",
+		dev->index, &dev->leg.addr, dev->loss_timeout);
+	rmbd_c_dev_kill(dev);
+	rmbd_c_notify(dev, RMBD_DEV_EVENT_FAILED);
+}
+
+/*
+ * No recovery from here on: end one under way and wait for its works.
+ * Requests it parked stay parked until rmbd_c_release_requests().
+ */
+static void rmbd_c_recovery_end(struct rmbd_c_dev *dev)
+{
+	set_bit(RMBD_C_DEV_DEAD, &dev->flags);
+	flush_work(&dev->leg.err_work);
+	cancel_delayed_work_sync(&dev->leg.reconnect_work);
+	cancel_delayed_work_sync(&dev->loss_work);
+}
+
+static noinline int rmbd_c_disk_add(struct rmbd_c_dev *dev)
+{
+	/*
+	 * The limits and the request layout are the leg's: a device of
+	 * several legs will need its own, that each of them satisfies.
+	 */
+	struct rmbd_c_leg *leg = &dev->leg;
+	struct blk_mq_tag_set *set = &dev->tag_set;
+	struct request_queue *q;
+	struct gendisk *disk;
+	u64 max_io;
+	int ret;
+
+	set->ops = &rmbd_c_mq_ops;
+	set->nr_hw_queues = dev->nr_io_queues + dev->nr_poll_queues;
+	set->nr_maps = dev->nr_poll_queues ? HCTX_MAX_TYPES : 1;
+	set->queue_depth = dev->queue_depth;
+	set->numa_node = NUMA_NO_NODE;
+	set->cmd_size = sizeof(struct rmbd_c_req) +
+			leg->max_segs * (sizeof(struct scatterlist) +
+					 sizeof(struct ib_sge)) +
+			(leg->req_wrs - 1) * sizeof(struct ib_rdma_wr);
+	set->flags = BLK_MQ_F_SHOULD_MERGE;
+	set->driver_data = dev;
+	set->timeout = RMBD_C_IO_TIMEOUT;
+	ret = blk_mq_alloc_tag_set(set);
+	if (ret)
+		return ret;
+
+	/* Published once valid: a recovery may look at it meanwhile. */
+	disk = blk_mq_alloc_disk(set, dev);
+	if (IS_ERR(disk)) {
+		ret = PTR_ERR(disk);
+		goto out_free_tag_set;
+	}
+	WRITE_ONCE(dev->disk, disk);
+	q = dev->disk->queue;
+	blk_queue_logical_block_size(q, SECTOR_SIZE);
+	blk_queue_physical_block_size(q, PAGE_SIZE);
+	blk_queue_io_min(q, PAGE_SIZE);
+	max_io = min_t(u64, RMBD_C_MAX_IO_BYTES, leg->slab_size);
+	blk_queue_max_segments(q, leg->max_segs);
+	blk_queue_max_segment_size(q, leg->max_seg_size);
+	if (leg->read_mr) {
+		/*
+		 * A READ sink is one region: pages without gaps, and one
+		 * page to spare for a request that starts inside one.
+		 */
+		blk_queue_virt_boundary(q, PAGE_SIZE - 1);
+		max_io = min_t(u64, max_io,
+			       (u64)(leg->mr_pages - 1) << PAGE_SHIFT);
+		/*
+		 * A virtual boundary lifts the segment size limit: then a
+		 * request is no larger than a segment may be.
+		 */
+		max_io = min_t(u64, max_io, leg->max_seg_size);
+	}
+	blk_queue_max_hw_sectors(q, max_io >> SECTOR_SHIFT);
+	blk_queue_chunk_sectors(q, leg->slab_size >> SECTOR_SHIFT);
+	/* A write is in the target's memory when it completes. */
+	blk_queue_write_cache(q, false, false);
+	/* A reconnect must offer at least this much. */
+	dev->zero_limit = leg->zero_len;
+	if (dev->zero_limit) {
+		/* Discarded ranges read back as zeroes. */
+		q->limits.discard_granularity = PAGE_SIZE;
+		blk_queue_max_discard_sectors(q, dev->zero_limit >> SECTOR_SHIFT);
+		blk_queue_max_write_zeroes_sectors(q, dev->zero_limit >>
+						   SECTOR_SHIFT);
+	}
+	blk_queue_flag_set(QUEUE_FLAG_NONROT, q);
+	blk_queue_flag_clear(QUEUE_FLAG_ADD_RANDOM, q);
+
+	dev->disk->major = rmbd_c_major;
+	dev->disk->first_minor = dev->index * RMBD_C_MINORS;
+	dev->disk->minors = RMBD_C_MINORS;
+	dev->disk->fops = &rmbd_c_fops;
+	dev->disk->private_data = dev;
+	snprintf(dev->disk->disk_name, DISK_NAME_LEN, "rmbd%d", dev->index);
+	set_capacity(dev->disk, leg->size >> SECTOR_SHIFT);
+	set_disk_ro(dev->disk, dev->read_only);
+	/*
+	 * From now on a failure (in add_disk()'s partition scan, say)
+	 * recovers within the loss timeout as on a live device: its I/O
+	 * waits, and the scan with it.
+	 */
+	mutex_lock(&rmbd_c_mutex);
+	dev->adding = true;
+	mutex_unlock(&rmbd_c_mutex);
+	ret = add_disk(dev->disk);
+	if (ret)
+		goto out_put_disk;
+	return 0;
+
+out_put_disk:
+	/*
+	 * Before the disk goes: the recovery's works use it, and so does
+	 * rmbd_c_remove_one(), under recovery_lock.
+	 */
+	rmbd_c_recovery_end(dev);
+	mutex_lock(&leg->recovery_lock);
+	disk = dev->disk;
+	dev->disk = NULL;
+	rmbd_c_recovery_unlock(leg);
+	put_disk(disk);
+out_free_tag_set:
+	blk_mq_free_tag_set(set);
+	return ret;
+}
+ALLOW_ERROR_INJECTION(rmbd_c_disk_add, ERRNO);
+
+struct rmbd_c_dev *rmbd_c_dev_find(int index)
+{
+	struct rmbd_c_dev *dev;
+
+	lockdep_assert_held(&rmbd_c_mutex);
+	list_for_each_entry(dev, &rmbd_c_devs, entry)
+		if (dev->index == index)
+			return dev;
+	return NULL;
+}
+
+static void rmbd_c_dev_release(struct kref *ref)
+{
+	struct rmbd_c_dev *dev = container_of(ref, struct rmbd_c_dev, ref);
+
+	crypto_free_shash(dev->leg.auth_tfm);
+	if (dev->leg.flush_page)
+		__free_page(dev->leg.flush_page);
+	kfree(dev);
+}
+
+void rmbd_c_dev_put(struct rmbd_c_dev *dev)
+{
+	kref_put(&dev->ref, rmbd_c_dev_release);
+}
+
+static void rmbd_c_dev_free(struct rmbd_c_dev *dev)
+{
+	mutex_lock(&rmbd_c_mutex);
+	list_del(&dev->entry);
+	mutex_unlock(&rmbd_c_mutex);
+	ida_free(&rmbd_c_ida, dev->index);
+	rmbd_c_dev_put(dev);
+}
+
+/* Whether @a and @b are the same address and port. */
+static bool rmbd_c_same_addr(const struct sockaddr_storage *a,
+			     const struct sockaddr_storage *b)
+{
+	const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)a;
+	const struct sockaddr_in6 *b6 = (const struct sockaddr_in6 *)b;
+	const struct sockaddr_in *a4 = (const struct sockaddr_in *)a;
+	const struct sockaddr_in *b4 = (const struct sockaddr_in *)b;
+
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return a4->sin_addr.s_addr == b4->sin_addr.s_addr &&
+		       a4->sin_port == b4->sin_port;
+	return ipv6_addr_equal(&a6->sin6_addr, &b6->sin6_addr) &&
+	       a6->sin6_port == b6->sin6_port &&
+	       a6->sin6_scope_id == b6->sin6_scope_id;
+}
+
+/*
+ * Another device of the same host identity on the export @dev is for, one
+ * that holds or may hold a session to it again (a failed device never
+ * does): two devices of one host on one export corrupt each other's data,
+ * unless both were asked for (and the target would take the first one's
+ * session over for the second).  Devices that give other identities are
+ * other hosts to the target, which keeps them apart.  Called with
+ * rmbd_c_mutex held.
+ */
+static struct rmbd_c_dev *rmbd_c_dev_twin(const struct rmbd_c_dev *dev)
+{
+	struct rmbd_c_dev *d;
+
+	lockdep_assert_held(&rmbd_c_mutex);
+	list_for_each_entry(d, &rmbd_c_devs, entry) {
+		if (d->state != RMBD_DEV_STATE_CONNECTING &&
+		    d->state != RMBD_DEV_STATE_LIVE &&
+		    d->state != RMBD_DEV_STATE_RECONNECTING)
+			continue;
+		if (!strcmp(d->leg.export_name, dev->leg.export_name) &&
+		    !strcmp(d->host, dev->host) &&
+		    rmbd_c_same_addr(&d->leg.addr, &dev->leg.addr))
+			return d;
+	}
+	return NULL;
+}
+
+/**
+ * rmbd_c_dev_connect() - connect to an export and create its block device
+ * @args: where and what to connect to; validated by the caller
+ * @index: N of the new rmbdN; look it up under rmbd_c_mutex, it may be
+ *	disconnected already
+ * @why: a message for the administrator on failure
+ */
+int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
+		       const char **why)
+{
+	struct rmbd_c_dev *dev;
+	struct rmbd_c_leg *leg;
+	char port[8];
+	int ret;
+
+	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
+	if (!dev) {
+		*why = "could not allocate the device";
+		return -ENOMEM;
+	}
+	leg = &dev->leg;
+	leg->dev = dev;
+	snprintf(port, sizeof(port), "%u", args->port);
+	ret = rmbd_valid_addr(args->addr) ?
+	      inet_pton_with_scope(&init_net, AF_UNSPEC, args->addr, port,
+				   &leg->addr) : -EINVAL;
+	if (ret) {
+		*why = "not an IPv4 or IPv6 address";
+		crypto_free_shash(leg->auth_tfm);
+		kfree(dev);
+		return -EINVAL;
+	}
+	strscpy(leg->addr_str, args->addr, sizeof(leg->addr_str));
+	strscpy(leg->export_name, args->export_name,
+		sizeof(leg->export_name));
+	strscpy(dev->host, args->host, sizeof(dev->host));
+	if (args->secret) {
+		leg->auth_tfm = rmbd_auth_tfm(args->secret, args->secret_len);
+		if (IS_ERR(leg->auth_tfm)) {
+			ret = PTR_ERR(leg->auth_tfm);
+			kfree(dev);
+			*why = "cannot set up HMAC-SHA-256 (crypto API)";
+			return ret == -ENOMEM ? ret : -EIO;
+		}
+	}
+	leg->port = args->port;
+	leg->shared = args->shared;
+	leg->read_only = args->read_only;
+	dev->read_only = args->read_only;
+	dev->nr_io_queues = args->nr_io_queues;
+	dev->nr_poll_queues = args->nr_poll_queues;
+	dev->queue_depth = args->queue_depth;
+	dev->state = RMBD_DEV_STATE_CONNECTING;
+	kref_init(&dev->ref);
+	dev->reconnect_delay = args->reconnect_delay;
+	dev->loss_timeout = args->loss_timeout;
+	mutex_init(&leg->recovery_lock);
+	INIT_WORK(&leg->err_work, rmbd_c_err_work);
+	INIT_DELAYED_WORK(&leg->reconnect_work, rmbd_c_reconnect_work);
+	INIT_DELAYED_WORK(&dev->loss_work, rmbd_c_loss_work);
+	INIT_DELAYED_WORK(&leg->ka_work, rmbd_c_keepalive_work);
+
+	ret = ida_alloc_max(&rmbd_c_ida, MINORMASK / RMBD_C_MINORS,
+			    GFP_KERNEL);
+	if (ret < 0) {
+		crypto_free_shash(leg->auth_tfm);
+		kfree(dev);
+		*why = ret == -ENOSPC ? "too many devices" :
+		       "could not allocate a device number";
+		return ret;
+	}
+	dev->index = ret;
+	mutex_lock(&rmbd_c_mutex);
+	if (!leg->shared && rmbd_c_dev_twin(dev)) {
+		mutex_unlock(&rmbd_c_mutex);
+		ida_free(&rmbd_c_ida, dev->index);
+		crypto_free_shash(leg->auth_tfm);
+		kfree(dev);
+		*why = "export already connected here; disconnect it or connect shared";
+		return -EEXIST;
+	}
+	list_add_tail(&dev->entry, &rmbd_c_devs);
+	mutex_unlock(&rmbd_c_mutex);
+
+	/*
+	 * Under the recovery lock: an error meanwhile (the RDMA device
+	 * removed, a queue failing) waits for it in the error work, which
+	 * would else tear the session down under us.  Not across
+	 * rmbd_c_disk_add(): its partition scan does I/O, which a failure
+	 * may leave waiting for the error work.
+	 */
+	mutex_lock(&leg->recovery_lock);
+	ret = rmbd_c_leg_start(leg, why);
+	if (ret) {
+		rmbd_c_leg_stop(leg);
+		rmbd_c_recovery_unlock(leg);
+		goto out_free;
+	}
+	rmbd_c_recovery_unlock(leg);
+	ret = rmbd_c_disk_add(dev);
+	if (ret) {
+		*why = "cannot create the block device";
+		goto out_stop;
+	}
+	pr_info("rmbd%d: %llu bytes of %s on %pISpc, %u I/O and %u poll queues\n",
+		dev->index, leg->size, leg->export_name, &leg->addr,
+		dev->nr_io_queues, dev->nr_poll_queues);
+	mutex_lock(&rmbd_c_mutex);
+	/*
+	 * Recovering (or failed, with loss_timeout 0) if a queue failed
+	 * meanwhile: the reconnect starts the keepalive.  Before the mutex
+	 * is dropped: nobody can disconnect it before this is queued.
+	 */
+	if (dev->state == RMBD_DEV_STATE_CONNECTING) {
+		dev->state = RMBD_DEV_STATE_LIVE;
+		rmbd_c_keepalive_start(leg);
+	}
+	dev->adding = false;
+	*index = dev->index;
+	/* It may be disconnected as soon as the mutex is dropped. */
+	kref_get(&dev->ref);
+	mutex_unlock(&rmbd_c_mutex);
+	rmbd_c_notify(dev, RMBD_DEV_EVENT_CONNECTED);
+	rmbd_c_dev_put(dev);
+	return 0;
+
+out_stop:
+	rmbd_c_recovery_end(dev);
+	mutex_lock(&leg->recovery_lock);
+	rmbd_c_leg_stop(leg);
+	rmbd_c_recovery_unlock(leg);
+out_free:
+	cancel_work_sync(&leg->err_work);
+	strscpy(args->holder, leg->holder, sizeof(args->holder));
+	rmbd_c_dev_free(dev);
+	return ret;
+}
+
+static void rmbd_c_dev_remove(struct rmbd_c_dev *dev)
+{
+	/* No reconnect from here on; parked requests fail. */
+	rmbd_c_recovery_end(dev);
+	rmbd_c_release_requests(dev);
+	/* A session that stopped leaves nothing in flight for del_gendisk. */
+	mutex_lock(&dev->leg.recovery_lock);
+	rmbd_c_leg_flush(&dev->leg);
+	rmbd_c_recovery_unlock(&dev->leg);
+	/* Waits for in-flight I/O; a dead link fails it via the timeout. */
+	del_gendisk(dev->disk);
+	mutex_lock(&dev->leg.recovery_lock);
+	rmbd_c_leg_stop(&dev->leg);
+	rmbd_c_recovery_unlock(&dev->leg);
+	cancel_work_sync(&dev->leg.err_work);
+	rmbd_c_notify(dev, RMBD_DEV_EVENT_DISCONNECTED);
+	put_disk(dev->disk);
+	blk_mq_free_tag_set(&dev->tag_set);
+	pr_info("rmbd%d: disconnected\n", dev->index);
+	rmbd_c_dev_free(dev);
+}
+
+/*
+ * The device @index, with rmbd_c_mutex held, unless it is not there or
+ * busy with a connect or disconnect: NULL then, with the mutex released.
+ */
+static struct rmbd_c_dev *rmbd_c_dev_find_idle(int index, int *err,
+					       const char **why)
+{
+	struct rmbd_c_dev *dev;
+
+	mutex_lock(&rmbd_c_mutex);
+	dev = rmbd_c_dev_find(index);
+	if (!dev) {
+		mutex_unlock(&rmbd_c_mutex);
+		*why = "no such device";
+		*err = -ENODEV;
+		return NULL;
+	}
+	if (dev->state == RMBD_DEV_STATE_CONNECTING || dev->adding ||
+	    dev->state == RMBD_DEV_STATE_DELETING) {
+		mutex_unlock(&rmbd_c_mutex);
+		*why = "device is connecting or being disconnected";
+		*err = -EBUSY;
+		return NULL;
+	}
+	return dev;
+}
+
+/*
+ * Whether @disk is open: mounted, swap, under md or dm (the whole disk
+ * or a partition), or held open by a process.  udev's probe after a
+ * change closes again at once, so an open that lasts RMBD_C_OPEN_GRACE_MS
+ * is taken for a user.  Sleeps; no lock held.
+ */
+static bool rmbd_c_disk_in_use(struct gendisk *disk)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(RMBD_C_OPEN_GRACE_MS);
+
+	/* part0 counts the opens of every partition too. */
+	while (disk_openers(disk)) {
+		if (time_after(jiffies, end))
+			return true;
+		msleep(50);
+	}
+	return false;
+}
+
+/**
+ * rmbd_c_dev_disconnect() - remove a device and close its session
+ * @index: N of rmbdN
+ * @force: even when it is open: mounted, swap, held by md or dm, or a
+ *	process's
+ * @why: a message for the administrator on failure
+ */
+int rmbd_c_dev_disconnect(int index, bool force, const char **why)
+{
+	struct rmbd_c_dev *dev;
+	struct gendisk *disk;
+	bool busy;
+	int err;
+
+	dev = rmbd_c_dev_find_idle(index, &err, why);
+	if (!dev)
+		return err;
+	if (!force) {
+		/* Waited for without the mutex, which recovery takes. */
+		disk = dev->disk;
+		get_device(disk_to_dev(disk));
+		mutex_unlock(&rmbd_c_mutex);
+		busy = rmbd_c_disk_in_use(disk);
+		put_device(disk_to_dev(disk));
+		if (busy) {
+			*why = "device is in use (mounted, swap, held by md or dm, or open in a process); use force";
+			return -EBUSY;
+		}
+		/* It may have gone meanwhile; an open from now on is forced. */
+		dev = rmbd_c_dev_find_idle(index, &err, why);
+		if (!dev)
+			return err;
+	}
+	dev->state = RMBD_DEV_STATE_DELETING;
+	mutex_unlock(&rmbd_c_mutex);
+	rmbd_c_dev_remove(dev);
+	return 0;
+}
+
+int rmbd_c_dev_init(void)
+{
+	int ret = register_blkdev(0, "rmbd");
+
+	if (ret < 0)
+		return ret;
+	rmbd_c_major = ret;
+	return 0;
+}
+
+/* Every device goes: on module exit, when no command can run. */
+void rmbd_c_dev_exit(void)
+{
+	struct rmbd_c_dev *dev;
+
+	for (;;) {
+		mutex_lock(&rmbd_c_mutex);
+		dev = list_first_entry_or_null(&rmbd_c_devs, struct rmbd_c_dev,
+					       entry);
+		if (dev)
+			dev->state = RMBD_DEV_STATE_DELETING;
+		mutex_unlock(&rmbd_c_mutex);
+		if (!dev)
+			break;
+		rmbd_c_dev_remove(dev);
+	}
+	unregister_blkdev(rmbd_c_major, "rmbd");
+	ida_destroy(&rmbd_c_ida);
+}
