@@ -112,25 +112,30 @@ struct rmbd_c_slab {
 	u32			rkey;
 };
 
+/* Legs that hold a copy of a sector: one, for now */
+#define RMBD_C_MAX_COPIES	1
+
+struct rmbd_c_req;
+
 /*
- * Per-request state, in the blk-mq PDU: nothing is allocated per I/O.
- * @wr is the request's last work request and carries @cqe.  Before it go
+ * A request's work on one leg: its work requests on one of the leg's
+ * queues, in the blk-mq PDU after the request (struct rmbd_c_req), one
+ * per copy.  @wr is the last work request and carries @cqe.  Before it go
  * @parts, unsignaled, when the request has more segments than one work
  * request takes, or when it is a discard that crosses a slab boundary
- * (discards may merge across chunk_sectors); @head is the first.  The
- * PDU ends with leg->max_segs scatterlist entries, as many SGEs (@sge)
- * and leg->req_wrs - 1 parts.
+ * (discards may merge across chunk_sectors); @head is the first.  It
+ * ends with leg->max_segs scatterlist entries, as many SGEs (@sge) and
+ * leg->req_wrs - 1 parts: dev->io_size bytes in all.
  */
-struct rmbd_c_req {
+struct rmbd_c_io {
 	struct ib_cqe		cqe;
 	struct ib_cqe		part_cqe;
+	struct rmbd_c_req	*req;
 	struct rmbd_c_queue	*queue;
 	struct list_head	entry;		/* queue->batch or ->posted */
 	struct ib_send_wr	*head;
 	struct ib_rdma_wr	wr;
 	blk_status_t		status;
-	/* Sessions on which it failed itself (not flushed), this request */
-	u8			faults;
 	int			nents;
 	struct ib_sge		*sge;
 	struct ib_rdma_wr	*parts;
@@ -138,6 +143,20 @@ struct rmbd_c_req {
 	struct ib_mr		*mr;
 	struct ib_reg_wr	reg;
 	struct scatterlist	sgl[];
+};
+
+/*
+ * Per-request state, in the blk-mq PDU: nothing is allocated per I/O.
+ * The request completes when the last of its @pending parts (@io) did,
+ * with an error if one of them failed.
+ */
+struct rmbd_c_req {
+	blk_status_t		status;
+	/* Sessions on which it failed itself (not flushed), this request */
+	u8			faults;
+	u8			nr_io;		/* parts it was sent as */
+	atomic_t		pending;
+	struct rmbd_c_io	*io[RMBD_C_MAX_COPIES];
 };
 
 /*
@@ -280,6 +299,8 @@ struct rmbd_c_dev {
 	unsigned int		queue_depth;
 	/* The disk's discard limit: a reconnect must offer at least this */
 	u32			zero_limit;
+	/* Bytes of a request's part for one leg in the PDU (rmbd_c_io) */
+	unsigned int		io_size;
 
 	/*
 	 * The leg reconnects every @reconnect_delay s; loss_work fails the
@@ -332,12 +353,11 @@ void rmbd_c_post_end(struct rmbd_c_leg *leg, unsigned int noreclaim);
 void rmbd_c_read_write_done(struct ib_cq *cq, struct ib_wc *wc);
 void rmbd_c_part_done(struct ib_cq *cq, struct ib_wc *wc);
 void rmbd_c_post_batch(struct rmbd_c_queue *q);
-void rmbd_c_req_unmap(struct rmbd_c_leg *leg, struct rmbd_c_req *req);
 int rmbd_c_poll_cq(struct rmbd_c_queue *q);
-blk_status_t rmbd_c_req_prep(struct rmbd_c_queue *q, struct request *rq,
-			     u64 idx, u64 off);
-void rmbd_c_req_queue(struct rmbd_c_queue *q, struct rmbd_c_req *req,
-		      bool last);
+blk_status_t rmbd_c_io_prep(struct rmbd_c_queue *q, struct rmbd_c_io *io,
+			    struct request *rq, u64 idx, u64 off);
+void rmbd_c_io_queue(struct rmbd_c_queue *q, struct rmbd_c_io *io,
+		     bool last);
 
 /* @req broke its session itself (RMBD_C_MAX_FAULTS); saturates. */
 static inline void rmbd_c_req_fault(struct rmbd_c_req *req)

@@ -82,12 +82,15 @@ static blk_status_t rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
 	/* The block layer only warns about writes to a read-only disk. */
 	if (unlikely(dev->read_only && op_is_write(req_op(rq))))
 		return BLK_STS_IOERR;
-	status = rmbd_c_req_prep(q, rq, pos >> leg->slab_shift,
-				 pos & (leg->slab_size - 1));
+	status = rmbd_c_io_prep(q, req->io[0], rq, pos >> leg->slab_shift,
+				pos & (leg->slab_size - 1));
 	if (unlikely(status))
 		return status;
+	req->status = BLK_STS_OK;
+	req->nr_io = 1;
+	atomic_set(&req->pending, 1);
 	blk_mq_start_request(rq);
-	rmbd_c_req_queue(q, req, bd->last);
+	rmbd_c_io_queue(q, req->io[0], bd->last);
 	return BLK_STS_OK;
 }
 
@@ -99,7 +102,7 @@ static void rmbd_c_commit_rqs(struct blk_mq_hw_ctx *hctx)
 static void rmbd_c_complete_rq(struct request *rq)
 {
 	struct rmbd_c_req *req = blk_mq_rq_to_pdu(rq);
-	struct rmbd_c_dev *dev = req->queue->leg->dev;
+	struct rmbd_c_dev *dev = rq->q->queuedata;
 
 	/*
 	 * A request that failed with the connection is parked until the
@@ -132,12 +135,14 @@ static void rmbd_c_complete_rq(struct request *rq)
 static enum blk_eh_timer_return rmbd_c_timeout(struct request *rq)
 {
 	struct rmbd_c_req *req = blk_mq_rq_to_pdu(rq);
-	struct rmbd_c_leg *leg = req->queue->leg;
-	struct rmbd_c_dev *dev = leg->dev;
+	struct rmbd_c_dev *dev = rq->q->queuedata;
+	unsigned int i;
 
 	/* On a poll queue nobody may be polling: look before failing. */
-	if (req->queue->poll) {
-		rmbd_c_poll_cq(req->queue);
+	for (i = 0; i < req->nr_io; i++) {
+		if (!req->io[i]->queue->poll)
+			continue;
+		rmbd_c_poll_cq(req->io[i]->queue);
 		if (blk_mq_rq_state(rq) != MQ_RQ_IN_FLIGHT)
 			return BLK_EH_DONE;
 	}
@@ -149,10 +154,11 @@ static enum blk_eh_timer_return rmbd_c_timeout(struct request *rq)
 		rmbd_c_req_fault(req);
 	}
 	/*
-	 * The request completes from its flushed work request once the QP is
-	 * in the error state: it completes exactly once.
+	 * The request completes from its flushed work requests once the QPs
+	 * are in the error state: it completes exactly once.
 	 */
-	rmbd_c_schedule_fail(leg);
+	for (i = 0; i < req->nr_io; i++)
+		rmbd_c_schedule_fail(req->io[i]->queue->leg);
 	return BLK_EH_RESET_TIMER;
 }
 
@@ -194,16 +200,24 @@ static int rmbd_c_init_request(struct blk_mq_tag_set *set, struct request *rq,
 {
 	struct rmbd_c_dev *dev = set->driver_data;
 	struct rmbd_c_req *req = blk_mq_rq_to_pdu(rq);
-	unsigned int i;
+	struct rmbd_c_io *io;
+	unsigned int c, i;
 
-	req->cqe.done = rmbd_c_read_write_done;
-	req->wr.wr.wr_cqe = &req->cqe;
-	req->part_cqe.done = rmbd_c_part_done;
-	req->mr = NULL;
-	req->sge = (struct ib_sge *)(req->sgl + dev->leg.max_segs);
-	req->parts = (struct ib_rdma_wr *)(req->sge + dev->leg.max_segs);
-	for (i = 0; i < dev->leg.req_wrs - 1; i++)
-		req->parts[i].wr.wr_cqe = &req->part_cqe;
+	req->nr_io = 0;
+	for (c = 0; c < RMBD_C_MAX_COPIES; c++) {
+		io = (void *)(req + 1) + c * dev->io_size;
+		req->io[c] = io;
+		io->req = req;
+		io->cqe.done = rmbd_c_read_write_done;
+		io->wr.wr.wr_cqe = &io->cqe;
+		io->part_cqe.done = rmbd_c_part_done;
+		io->mr = NULL;
+		io->nents = 0;
+		io->sge = (struct ib_sge *)(io->sgl + dev->leg.max_segs);
+		io->parts = (struct ib_rdma_wr *)(io->sge + dev->leg.max_segs);
+		for (i = 0; i < dev->leg.req_wrs - 1; i++)
+			io->parts[i].wr.wr_cqe = &io->part_cqe;
+	}
 	return 0;
 }
 
@@ -293,10 +307,13 @@ static noinline int rmbd_c_disk_add(struct rmbd_c_dev *dev)
 	set->nr_maps = dev->nr_poll_queues ? HCTX_MAX_TYPES : 1;
 	set->queue_depth = dev->queue_depth;
 	set->numa_node = NUMA_NO_NODE;
+	dev->io_size = ALIGN(sizeof(struct rmbd_c_io) +
+			     leg->max_segs * (sizeof(struct scatterlist) +
+					      sizeof(struct ib_sge)) +
+			     (leg->req_wrs - 1) * sizeof(struct ib_rdma_wr),
+			     __alignof__(struct rmbd_c_io));
 	set->cmd_size = sizeof(struct rmbd_c_req) +
-			leg->max_segs * (sizeof(struct scatterlist) +
-					 sizeof(struct ib_sge)) +
-			(leg->req_wrs - 1) * sizeof(struct ib_rdma_wr);
+			RMBD_C_MAX_COPIES * dev->io_size;
 	set->flags = BLK_MQ_F_SHOULD_MERGE;
 	set->driver_data = dev;
 	set->timeout = RMBD_C_IO_TIMEOUT;

@@ -383,7 +383,7 @@ void rmbd_c_post_end(struct rmbd_c_leg *leg, unsigned int noreclaim)
 	memalloc_noreclaim_restore(noreclaim);
 }
 
-static void rmbd_c_req_done(struct rmbd_c_leg *leg, struct rmbd_c_req *req);
+static void rmbd_c_io_done(struct rmbd_c_leg *leg, struct rmbd_c_io *io);
 
 /*
  * After the drain: requests that no work completion covered complete now,
@@ -396,16 +396,16 @@ static void rmbd_c_req_done(struct rmbd_c_leg *leg, struct rmbd_c_req *req);
  */
 static void rmbd_c_queue_sweep(struct rmbd_c_queue *q)
 {
-	struct rmbd_c_req *r;
+	struct rmbd_c_io *r;
 	unsigned long flags;
 
 	spin_lock_irqsave(&q->lock, flags);
 	while (!list_empty(&q->posted)) {
-		r = list_first_entry(&q->posted, struct rmbd_c_req, entry);
+		r = list_first_entry(&q->posted, struct rmbd_c_io, entry);
 		list_del_init(&r->entry);
 		spin_unlock_irqrestore(&q->lock, flags);
 		r->status = BLK_STS_IOERR;
-		rmbd_c_req_done(q->leg, r);
+		rmbd_c_io_done(q->leg, r);
 		spin_lock_irqsave(&q->lock, flags);
 	}
 	spin_unlock_irqrestore(&q->lock, flags);
@@ -433,43 +433,49 @@ int rmbd_c_poll_cq(struct rmbd_c_queue *q)
 	return n;
 }
 
-/* Give back what rmbd_c_queue_rq() took for @req's data. */
-void rmbd_c_req_unmap(struct rmbd_c_leg *leg, struct rmbd_c_req *req)
+/* Give back what rmbd_c_io_prep() took for @io's data. */
+static void rmbd_c_io_unmap(struct rmbd_c_leg *leg, struct rmbd_c_io *io)
 {
-	struct request *rq = blk_mq_rq_from_pdu(req);
+	struct request *rq = blk_mq_rq_from_pdu(io->req);
 
-	if (req->mr) {
-		ib_mr_pool_put(req->queue->cm_id->qp, &req->queue->read_mrs,
-			       req->mr);
-		req->mr = NULL;
+	if (io->mr) {
+		ib_mr_pool_put(io->queue->cm_id->qp, &io->queue->read_mrs,
+			       io->mr);
+		io->mr = NULL;
 	}
-	if (req->nents) {
-		ib_dma_unmap_sg(leg->ibdev, req->sgl, req->nents,
+	if (io->nents) {
+		ib_dma_unmap_sg(leg->ibdev, io->sgl, io->nents,
 				rq_dma_dir(rq));
-		req->nents = 0;
+		io->nents = 0;
 	}
 }
 
-static void rmbd_c_req_done(struct rmbd_c_leg *leg, struct rmbd_c_req *req)
+/* @io is done; its request with it when it was the last of its parts. */
+static void rmbd_c_io_done(struct rmbd_c_leg *leg, struct rmbd_c_io *io)
 {
+	struct rmbd_c_req *req = io->req;
 	struct request *rq = blk_mq_rq_from_pdu(req);
 
-	rmbd_c_req_unmap(leg, req);
+	rmbd_c_io_unmap(leg, io);
+	if (unlikely(io->status))
+		WRITE_ONCE(req->status, io->status);
+	if (!atomic_dec_and_test(&req->pending))
+		return;
 	if (likely(!blk_should_fake_timeout(rq->q)))
 		blk_mq_complete_request(rq);
 }
 
-/* A work request of @req failed: the device fails over, unless flushed. */
-static void rmbd_c_wr_failed(struct rmbd_c_req *req, const struct ib_wc *wc)
+/* A work request of @io failed: the device fails over, unless flushed. */
+static void rmbd_c_wr_failed(struct rmbd_c_io *io, const struct ib_wc *wc)
 {
-	struct rmbd_c_leg *leg = req->queue->leg;
+	struct rmbd_c_leg *leg = io->queue->leg;
 	struct rmbd_c_dev *dev = leg->dev;
 
 	/*
 	 * Flushed: the queue pair is in error.  Usually the recovery did
 	 * it, or an error already reported; but siw flushes everything when
 	 * the peer closes the connection, before rdma_cm says so.  Recover
-	 * before @req completes, so that it waits rather than fails.
+	 * before @io completes, so that it waits rather than fails.
 	 */
 	if (wc->status == IB_WC_WR_FLUSH_ERR) {
 		if (!test_bit(RMBD_C_DEV_RECOVERING, &dev->flags) &&
@@ -477,51 +483,51 @@ static void rmbd_c_wr_failed(struct rmbd_c_req *req, const struct ib_wc *wc)
 			rmbd_c_schedule_fail(leg);
 		return;
 	}
-	/* Its own failure: it may fail so on every session (main.c). */
-	rmbd_c_req_fault(req);
+	/* Its own failure: it may fail so on every session (dev.c). */
+	rmbd_c_req_fault(io->req);
 	pr_err_ratelimited("rmbd%d: RDMA %s failed: %s (%d)\n", dev->index,
-			   req->wr.wr.opcode == IB_WR_RDMA_WRITE ?
+			   io->wr.wr.opcode == IB_WR_RDMA_WRITE ?
 			   "WRITE" : "READ",
 			   ib_wc_status_msg(wc->status), wc->status);
 	rmbd_c_schedule_fail(leg);
 }
 
 /*
- * A work completion for @req: it and every request posted before it on
+ * A work completion for @io: it and every request posted before it on
  * the same queue are done (with leg->signal_each, it alone).  Unsignaled
  * work requests that failed still complete one by one, in order, before
  * anything posted after them.
  */
 void rmbd_c_read_write_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct rmbd_c_req *req = container_of(wc->wr_cqe, struct rmbd_c_req,
+	struct rmbd_c_io *io = container_of(wc->wr_cqe, struct rmbd_c_io,
 					      cqe);
-	struct rmbd_c_queue *q = req->queue;
+	struct rmbd_c_queue *q = io->queue;
 	struct rmbd_c_leg *leg = q->leg;
-	struct rmbd_c_req *r, *tmp;
+	struct rmbd_c_io *r, *tmp;
 	unsigned long flags;
 	LIST_HEAD(done);
 
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
-		req->status = BLK_STS_IOERR;
-		rmbd_c_wr_failed(req, wc);
+		io->status = BLK_STS_IOERR;
+		rmbd_c_wr_failed(io, wc);
 	}
 	spin_lock_irqsave(&q->lock, flags);
 	/* Swept (rmbd_c_queue_sweep()): it has completed. */
-	if (unlikely(list_empty(&req->entry))) {
+	if (unlikely(list_empty(&io->entry))) {
 		spin_unlock_irqrestore(&q->lock, flags);
 		return;
 	}
 	if (leg->signal_each) {
-		list_del_init(&req->entry);
+		list_del_init(&io->entry);
 		spin_unlock_irqrestore(&q->lock, flags);
-		rmbd_c_req_done(leg, req);
+		rmbd_c_io_done(leg, io);
 		return;
 	}
-	list_cut_position(&done, &q->posted, &req->entry);
+	list_cut_position(&done, &q->posted, &io->entry);
 	spin_unlock_irqrestore(&q->lock, flags);
 	list_for_each_entry_safe(r, tmp, &done, entry)
-		rmbd_c_req_done(leg, r);
+		rmbd_c_io_done(leg, r);
 }
 
 /*
@@ -531,20 +537,20 @@ void rmbd_c_read_write_done(struct ib_cq *cq, struct ib_wc *wc)
  */
 void rmbd_c_part_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct rmbd_c_req *req = container_of(wc->wr_cqe, struct rmbd_c_req,
+	struct rmbd_c_io *io = container_of(wc->wr_cqe, struct rmbd_c_io,
 					      part_cqe);
 
 	if (unlikely(wc->status != IB_WC_SUCCESS))
-		rmbd_c_wr_failed(req, wc);
+		rmbd_c_wr_failed(io, wc);
 }
 
-/* Whether @wr is one of @req's work requests. */
-static bool rmbd_c_req_has_wr(const struct rmbd_c_req *req,
+/* Whether @wr is one of @io's work requests. */
+static bool rmbd_c_io_has_wr(const struct rmbd_c_io *io,
 			      const struct ib_send_wr *wr)
 {
 	const struct ib_send_wr *w;
 
-	for (w = req->head; w != &req->wr.wr; w = w->next)
+	for (w = io->head; w != &io->wr.wr; w = w->next)
 		if (w == wr)
 			return true;
 	return w == wr;
@@ -563,7 +569,7 @@ static bool rmbd_c_req_has_wr(const struct rmbd_c_req *req,
 void rmbd_c_post_batch(struct rmbd_c_queue *q)
 {
 	const struct ib_send_wr *bad_wr = NULL;
-	struct rmbd_c_req *r, *last, *tmp;
+	struct rmbd_c_io *r, *last, *tmp;
 	unsigned int noreclaim;
 	unsigned long flags;
 	LIST_HEAD(failed);
@@ -576,10 +582,10 @@ void rmbd_c_post_batch(struct rmbd_c_queue *q)
 		spin_unlock_irqrestore(&q->lock, flags);
 		goto out;
 	}
-	last = list_last_entry(&q->batch, struct rmbd_c_req, entry);
+	last = list_last_entry(&q->batch, struct rmbd_c_io, entry);
 	last->wr.wr.send_flags |= IB_SEND_SIGNALED;
 	last->wr.wr.next = NULL;
-	r = list_first_entry(&q->batch, struct rmbd_c_req, entry);
+	r = list_first_entry(&q->batch, struct rmbd_c_io, entry);
 	/* Posting order is completion order: post under the lock. */
 	list_splice_tail_init(&q->batch, &q->posted);
 	ret = ib_post_send(q->cm_id->qp, r->head, &bad_wr);
@@ -593,11 +599,11 @@ void rmbd_c_post_batch(struct rmbd_c_queue *q)
 		 */
 		list_for_each_entry_safe_from(r, tmp, &q->posted, entry) {
 			if (!hit) {
-				if (!rmbd_c_req_has_wr(r, bad_wr))
+				if (!rmbd_c_io_has_wr(r, bad_wr))
 					continue;
 				hit = true;
 				/* Refused: it may be on every session. */
-				rmbd_c_req_fault(r);
+				rmbd_c_req_fault(r->req);
 				if (r->head != bad_wr) {
 					r->status = BLK_STS_IOERR;
 					continue;
@@ -613,32 +619,32 @@ void rmbd_c_post_batch(struct rmbd_c_queue *q)
 		rmbd_c_schedule_fail(q->leg);
 		list_for_each_entry_safe(r, tmp, &failed, entry) {
 			r->status = BLK_STS_IOERR;
-			rmbd_c_req_done(q->leg, r);
+			rmbd_c_io_done(q->leg, r);
 		}
 	}
 out:
 	rmbd_c_post_end(q->leg, noreclaim);
 }
 
-/* DMA-map the request's pages into req->sge; returns how many or 0. */
+/* DMA-map the request's pages into io->sge; returns how many or 0. */
 static int rmbd_c_map_data(struct rmbd_c_leg *leg, struct request *rq,
-			   struct rmbd_c_req *req)
+			   struct rmbd_c_io *io)
 {
 	struct scatterlist *sg;
 	int i, count;
 
-	sg_init_table(req->sgl, leg->max_segs);
-	req->nents = blk_rq_map_sg(rq->q, rq, req->sgl);
-	count = ib_dma_map_sg(leg->ibdev, req->sgl, req->nents,
+	sg_init_table(io->sgl, leg->max_segs);
+	io->nents = blk_rq_map_sg(rq->q, rq, io->sgl);
+	count = ib_dma_map_sg(leg->ibdev, io->sgl, io->nents,
 			      rq_dma_dir(rq));
 	if (unlikely(!count)) {
-		req->nents = 0;
+		io->nents = 0;
 		return 0;
 	}
-	for_each_sg(req->sgl, sg, count, i) {
-		req->sge[i].addr = sg_dma_address(sg);
-		req->sge[i].length = sg_dma_len(sg);
-		req->sge[i].lkey = leg->pd->local_dma_lkey;
+	for_each_sg(io->sgl, sg, count, i) {
+		io->sge[i].addr = sg_dma_address(sg);
+		io->sge[i].length = sg_dma_len(sg);
+		io->sge[i].lkey = leg->pd->local_dma_lkey;
 	}
 	return count;
 }
@@ -657,43 +663,43 @@ static void rmbd_c_init_wr(struct ib_rdma_wr *wr, enum ib_wr_opcode opcode,
 }
 
 /*
- * On iWARP (leg->signal_each) a write's last work request, @req->wr, is a
+ * On iWARP (leg->signal_each) a write's last work request, @io->wr, is a
  * one-byte RDMA READ into leg->flush_mr after its WRITEs, the last of them
  * @prev: its response comes once the target placed them.
  */
-static void rmbd_c_init_flush(struct rmbd_c_leg *leg, struct rmbd_c_req *req,
+static void rmbd_c_init_flush(struct rmbd_c_leg *leg, struct rmbd_c_io *io,
 			      struct ib_rdma_wr *prev,
 			      const struct rmbd_c_slab *slab, u64 off)
 {
-	rmbd_c_init_wr(&req->wr, IB_WR_RDMA_READ, &leg->flush_sge, 1, slab,
+	rmbd_c_init_wr(&io->wr, IB_WR_RDMA_READ, &leg->flush_sge, 1, slab,
 		       off);
-	prev->wr.next = &req->wr.wr;
+	prev->wr.next = &io->wr.wr;
 }
 
 /*
- * The work requests of a read or write: @count SGEs from req->sge, at
+ * The work requests of a read or write: @count SGEs from io->sge, at
  * most leg->wr_sges per work request, to consecutive remote addresses
- * from @off in @slab.  The last one is req->wr.
+ * from @off in @slab.  The last one is io->wr.
  */
-static void rmbd_c_setup_rw(struct rmbd_c_leg *leg, struct rmbd_c_req *req,
+static void rmbd_c_setup_rw(struct rmbd_c_leg *leg, struct rmbd_c_io *io,
 			    enum ib_wr_opcode opcode, int count,
 			    const struct rmbd_c_slab *slab, u64 off)
 {
 	bool flush = opcode == IB_WR_RDMA_WRITE && leg->signal_each;
 	struct ib_rdma_wr *wr, *prev = NULL;
-	struct ib_sge *sge = req->sge;
+	struct ib_sge *sge = io->sge;
 	int i, n, part = 0;
 	u64 start = off;
 
 	while (count) {
 		n = min_t(int, count, opcode == IB_WR_RDMA_READ ?
 			  leg->rd_sges : leg->wr_sges);
-		wr = n == count && !flush ? &req->wr : &req->parts[part++];
+		wr = n == count && !flush ? &io->wr : &io->parts[part++];
 		rmbd_c_init_wr(wr, opcode, sge, n, slab, off);
 		if (prev)
 			prev->wr.next = &wr->wr;
 		else
-			req->head = &wr->wr;
+			io->head = &wr->wr;
 		for (i = 0; i < n; i++)
 			off += sge[i].length;
 		sge += n;
@@ -701,7 +707,7 @@ static void rmbd_c_setup_rw(struct rmbd_c_leg *leg, struct rmbd_c_req *req,
 		prev = wr;
 	}
 	if (flush)
-		rmbd_c_init_flush(leg, req, prev, slab, start);
+		rmbd_c_init_flush(leg, io, prev, slab, start);
 }
 
 /*
@@ -712,51 +718,51 @@ static void rmbd_c_setup_rw(struct rmbd_c_leg *leg, struct rmbd_c_req *req,
  * LOCAL_INV follows, fenced behind the READ.
  */
 static blk_status_t rmbd_c_setup_read_mr(struct rmbd_c_leg *leg,
-					 struct rmbd_c_req *req, int count,
+					 struct rmbd_c_io *io, int count,
 					 const struct rmbd_c_slab *slab,
 					 u64 off)
 {
-	struct ib_qp *qp = req->queue->cm_id->qp;
+	struct ib_qp *qp = io->queue->cm_id->qp;
 	struct ib_mr *mr;
 	int n;
 
-	mr = ib_mr_pool_get(qp, &req->queue->read_mrs);
+	mr = ib_mr_pool_get(qp, &io->queue->read_mrs);
 	if (unlikely(!mr))
 		return BLK_STS_RESOURCE;
-	req->mr = mr;
+	io->mr = mr;
 	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
-	n = ib_map_mr_sg(mr, req->sgl, count, NULL, PAGE_SIZE);
+	n = ib_map_mr_sg(mr, io->sgl, count, NULL, PAGE_SIZE);
 	if (unlikely(n != count))
 		return BLK_STS_IOERR;
 
-	req->reg.wr.opcode = IB_WR_REG_MR;
-	req->reg.wr.wr_cqe = &req->part_cqe;
-	req->reg.wr.num_sge = 0;
-	req->reg.wr.send_flags = 0;
-	req->reg.mr = mr;
-	req->reg.key = mr->rkey;
-	req->reg.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
-	req->head = &req->reg.wr;
+	io->reg.wr.opcode = IB_WR_REG_MR;
+	io->reg.wr.wr_cqe = &io->part_cqe;
+	io->reg.wr.num_sge = 0;
+	io->reg.wr.send_flags = 0;
+	io->reg.mr = mr;
+	io->reg.key = mr->rkey;
+	io->reg.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
+	io->head = &io->reg.wr;
 
-	req->sge[0].addr = mr->iova;
-	req->sge[0].length = mr->length;
-	req->sge[0].lkey = mr->lkey;
-	if (rdma_cap_read_inv(leg->ibdev, req->queue->cm_id->port_num)) {
-		rmbd_c_init_wr(&req->wr, IB_WR_RDMA_READ_WITH_INV, req->sge,
+	io->sge[0].addr = mr->iova;
+	io->sge[0].length = mr->length;
+	io->sge[0].lkey = mr->lkey;
+	if (rdma_cap_read_inv(leg->ibdev, io->queue->cm_id->port_num)) {
+		rmbd_c_init_wr(&io->wr, IB_WR_RDMA_READ_WITH_INV, io->sge,
 			       1, slab, off);
-		req->wr.wr.ex.invalidate_rkey = mr->lkey;
-		req->reg.wr.next = &req->wr.wr;
+		io->wr.wr.ex.invalidate_rkey = mr->lkey;
+		io->reg.wr.next = &io->wr.wr;
 		return BLK_STS_OK;
 	}
-	rmbd_c_init_wr(&req->parts[0], IB_WR_RDMA_READ, req->sge, 1, slab,
+	rmbd_c_init_wr(&io->parts[0], IB_WR_RDMA_READ, io->sge, 1, slab,
 		       off);
-	req->reg.wr.next = &req->parts[0].wr;
-	req->parts[0].wr.next = &req->wr.wr;
-	req->wr.wr.opcode = IB_WR_LOCAL_INV;
-	req->wr.wr.num_sge = 0;
-	req->wr.wr.send_flags = IB_SEND_FENCE;
-	req->wr.wr.next = NULL;
-	req->wr.wr.ex.invalidate_rkey = mr->lkey;
+	io->reg.wr.next = &io->parts[0].wr;
+	io->parts[0].wr.next = &io->wr.wr;
+	io->wr.wr.opcode = IB_WR_LOCAL_INV;
+	io->wr.wr.num_sge = 0;
+	io->wr.wr.send_flags = IB_SEND_FENCE;
+	io->wr.wr.next = NULL;
+	io->wr.wr.ex.invalidate_rkey = mr->lkey;
 	return BLK_STS_OK;
 }
 
@@ -767,16 +773,16 @@ static blk_status_t rmbd_c_setup_read_mr(struct rmbd_c_leg *leg,
  * WRITE, a part, zeroes what is in the first slab.
  */
 static blk_status_t rmbd_c_setup_zeroes(struct rmbd_c_leg *leg,
-					struct rmbd_c_req *req, u64 idx,
+					struct rmbd_c_io *io, u64 idx,
 					u64 off, u32 len)
 {
 	u64 first = min_t(u64, len, leg->slabs[idx].len - off);
-	struct ib_sge *sge = req->sge;
+	struct ib_sge *sge = io->sge;
 	struct ib_rdma_wr *wr;
 
 	if (unlikely(len > leg->zero_len))
 		return BLK_STS_IOERR;
-	req->nents = 0;
+	io->nents = 0;
 	if (first < len) {
 		if (unlikely(idx + 1 >= leg->nr_slabs ||
 			     len - first > leg->slabs[idx + 1].len))
@@ -784,9 +790,9 @@ static blk_status_t rmbd_c_setup_zeroes(struct rmbd_c_leg *leg,
 		sge->addr = leg->zero_mr->iova;
 		sge->length = first;
 		sge->lkey = leg->zero_mr->lkey;
-		rmbd_c_init_wr(&req->parts[0], IB_WR_RDMA_WRITE, sge, 1,
+		rmbd_c_init_wr(&io->parts[0], IB_WR_RDMA_WRITE, sge, 1,
 			       &leg->slabs[idx], off);
-		req->head = &req->parts[0].wr;
+		io->head = &io->parts[0].wr;
 		sge++;
 		idx++;
 		off = 0;
@@ -796,32 +802,32 @@ static blk_status_t rmbd_c_setup_zeroes(struct rmbd_c_leg *leg,
 	sge->length = len;
 	sge->lkey = leg->zero_mr->lkey;
 	/* The last WRITE, unless a flush follows it (rmbd_c_init_flush()) */
-	wr = leg->signal_each ? &req->parts[sge - req->sge] : &req->wr;
+	wr = leg->signal_each ? &io->parts[sge - io->sge] : &io->wr;
 	rmbd_c_init_wr(wr, IB_WR_RDMA_WRITE, sge, 1, &leg->slabs[idx], off);
-	if (sge != req->sge)
-		req->parts[0].wr.next = &wr->wr;
+	if (sge != io->sge)
+		io->parts[0].wr.next = &wr->wr;
 	else
-		req->head = &wr->wr;
+		io->head = &wr->wr;
 	if (leg->signal_each)
-		rmbd_c_init_flush(leg, req, wr, &leg->slabs[idx], off);
+		rmbd_c_init_flush(leg, io, wr, &leg->slabs[idx], off);
 	return BLK_STS_OK;
 }
 
 /**
- * rmbd_c_req_prep() - the work requests of a block request on a queue
+ * rmbd_c_io_prep() - the work requests of a block request on a queue
  * @q: the leg's queue it goes to
+ * @io: a part of @rq's
  * @rq: a read, write, discard or write zeroes; not started
  * @idx: the leg's slab it starts in
  * @off: where in that slab
  *
- * On success req->head is the first work request and req->wr the last:
- * rmbd_c_req_queue() posts them once @rq is started.
+ * On success io->head is the first work request and io->wr the last:
+ * rmbd_c_io_queue() posts them once @rq is started.
  */
-blk_status_t rmbd_c_req_prep(struct rmbd_c_queue *q, struct request *rq,
-			     u64 idx, u64 off)
+blk_status_t rmbd_c_io_prep(struct rmbd_c_queue *q, struct rmbd_c_io *io,
+			    struct request *rq, u64 idx, u64 off)
 {
 	struct rmbd_c_leg *leg = q->leg;
-	struct rmbd_c_req *req = blk_mq_rq_to_pdu(rq);
 	u32 len = blk_rq_bytes(rq);
 	enum ib_wr_opcode opcode;
 	blk_status_t status;
@@ -831,7 +837,7 @@ blk_status_t rmbd_c_req_prep(struct rmbd_c_queue *q, struct request *rq,
 		return BLK_STS_IOERR;
 	if (unlikely(idx >= leg->nr_slabs || off >= leg->slabs[idx].len))
 		return BLK_STS_IOERR;
-	req->queue = q;
+	io->queue = q;
 	switch (req_op(rq)) {
 	case REQ_OP_READ:
 		opcode = IB_WR_RDMA_READ;
@@ -841,41 +847,41 @@ blk_status_t rmbd_c_req_prep(struct rmbd_c_queue *q, struct request *rq,
 		break;
 	case REQ_OP_DISCARD:
 	case REQ_OP_WRITE_ZEROES:
-		return rmbd_c_setup_zeroes(leg, req, idx, off, len);
+		return rmbd_c_setup_zeroes(leg, io, idx, off, len);
 	default:
 		return BLK_STS_NOTSUPP;
 	}
 	/* chunk_sectors keeps reads and writes inside one slab. */
 	if (unlikely(off + len > leg->slabs[idx].len))
 		return BLK_STS_IOERR;
-	count = rmbd_c_map_data(leg, rq, req);
+	count = rmbd_c_map_data(leg, rq, io);
 	if (unlikely(!count))
 		return BLK_STS_RESOURCE;
 	if (opcode == IB_WR_RDMA_READ && leg->read_mr) {
-		status = rmbd_c_setup_read_mr(leg, req, count,
+		status = rmbd_c_setup_read_mr(leg, io, count,
 					      &leg->slabs[idx], off);
 		if (unlikely(status))
-			rmbd_c_req_unmap(leg, req);
+			rmbd_c_io_unmap(leg, io);
 		return status;
 	}
-	rmbd_c_setup_rw(leg, req, opcode, count, &leg->slabs[idx], off);
+	rmbd_c_setup_rw(leg, io, opcode, count, &leg->slabs[idx], off);
 	return BLK_STS_OK;
 }
 
-/* Queue the work requests of started @req; post them if @last. */
-void rmbd_c_req_queue(struct rmbd_c_queue *q, struct rmbd_c_req *req,
-		      bool last)
+/* Queue the work requests of started @io; post them if @last. */
+void rmbd_c_io_queue(struct rmbd_c_queue *q, struct rmbd_c_io *io,
+		     bool last)
 {
 	unsigned long flags;
 
-	req->status = BLK_STS_OK;
+	io->status = BLK_STS_OK;
 	if (q->leg->signal_each)
-		req->wr.wr.send_flags |= IB_SEND_SIGNALED;
+		io->wr.wr.send_flags |= IB_SEND_SIGNALED;
 	spin_lock_irqsave(&q->lock, flags);
 	if (!list_empty(&q->batch))
-		list_last_entry(&q->batch, struct rmbd_c_req,
-				entry)->wr.wr.next = req->head;
-	list_add_tail(&req->entry, &q->batch);
+		list_last_entry(&q->batch, struct rmbd_c_io,
+				entry)->wr.wr.next = io->head;
+	list_add_tail(&io->entry, &q->batch);
 	spin_unlock_irqrestore(&q->lock, flags);
 	if (last)
 		rmbd_c_post_batch(q);
