@@ -112,7 +112,8 @@ struct rmbd_c_slab {
 	u32			rkey;
 };
 
-/* Legs that hold a copy of a sector: one, for now */
+/* Legs of a device, and legs that hold a copy of a sector: one, for now */
+#define RMBD_C_MAX_LEGS		1
 #define RMBD_C_MAX_COPIES	1
 
 struct rmbd_c_req;
@@ -311,14 +312,22 @@ struct rmbd_c_dev {
 	u32			loss_timeout;
 	unsigned long		loss_start;	/* jiffies */
 	/*
-	 * The one leg, for now.  The block layer's limits (size, segments,
-	 * request layout, read sinks) are still read from it: with several
-	 * legs the device needs its own, that every leg satisfies.
+	 * Its legs; one, for now.  The block layer's limits (size, segments,
+	 * request layout, read sinks) are still read from the first: with
+	 * several legs the device needs its own, that every leg satisfies.
 	 */
-	struct rmbd_c_leg	leg;
+	unsigned int		nr_legs;
+	struct rmbd_c_leg	*legs[RMBD_C_MAX_LEGS];
 	struct blk_mq_tag_set	tag_set;
 	struct gendisk		*disk;
 };
+
+/* @leg's queue for blk-mq's hardware queue @hctx */
+static inline struct rmbd_c_queue *
+rmbd_c_leg_queue(struct rmbd_c_leg *leg, struct blk_mq_hw_ctx *hctx)
+{
+	return &leg->queues[hctx->queue_num + 1];
+}
 
 extern struct mutex rmbd_c_mutex;
 extern struct list_head rmbd_c_devs;

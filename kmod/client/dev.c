@@ -50,12 +50,22 @@ static blk_status_t rmbd_c_fail_fast(struct request *rq)
 	return BLK_STS_TRANSPORT;
 }
 
+/* Post what ->queue_rq() queued on the legs' queues of @hctx. */
+static void rmbd_c_commit_rqs(struct blk_mq_hw_ctx *hctx)
+{
+	struct rmbd_c_dev *dev = hctx->driver_data;
+	unsigned int i;
+
+	for (i = 0; i < dev->nr_legs; i++)
+		rmbd_c_post_batch(rmbd_c_leg_queue(dev->legs[i], hctx));
+}
+
 static blk_status_t rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
 				    const struct blk_mq_queue_data *bd)
 {
-	struct rmbd_c_queue *q = hctx->driver_data;
-	struct rmbd_c_leg *leg = q->leg;
-	struct rmbd_c_dev *dev = leg->dev;
+	struct rmbd_c_dev *dev = hctx->driver_data;
+	struct rmbd_c_leg *leg = dev->legs[0];
+	struct rmbd_c_queue *q = rmbd_c_leg_queue(leg, hctx);
 	struct request *rq = bd->rq;
 	struct rmbd_c_req *req = blk_mq_rq_to_pdu(rq);
 	u64 pos = (u64)blk_rq_pos(rq) << SECTOR_SHIFT;
@@ -76,7 +86,7 @@ static blk_status_t rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
 		blk_mq_start_request(rq);
 		rmbd_c_park(dev, rq);
 		if (bd->last)
-			rmbd_c_post_batch(q);
+			rmbd_c_commit_rqs(hctx);
 		return BLK_STS_OK;
 	}
 	/* The block layer only warns about writes to a read-only disk. */
@@ -92,11 +102,6 @@ static blk_status_t rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
 	blk_mq_start_request(rq);
 	rmbd_c_io_queue(q, req->io[0], bd->last);
 	return BLK_STS_OK;
-}
-
-static void rmbd_c_commit_rqs(struct blk_mq_hw_ctx *hctx)
-{
-	rmbd_c_post_batch(hctx->driver_data);
 }
 
 static void rmbd_c_complete_rq(struct request *rq)
@@ -164,7 +169,13 @@ static enum blk_eh_timer_return rmbd_c_timeout(struct request *rq)
 
 static int rmbd_c_poll(struct blk_mq_hw_ctx *hctx, struct io_comp_batch *iob)
 {
-	return rmbd_c_poll_cq(hctx->driver_data);
+	struct rmbd_c_dev *dev = hctx->driver_data;
+	unsigned int i;
+	int n = 0;
+
+	for (i = 0; i < dev->nr_legs; i++)
+		n += rmbd_c_poll_cq(rmbd_c_leg_queue(dev->legs[i], hctx));
+	return n;
 }
 
 static void rmbd_c_map_queues(struct blk_mq_tag_set *set)
@@ -189,9 +200,7 @@ static void rmbd_c_map_queues(struct blk_mq_tag_set *set)
 static int rmbd_c_init_hctx(struct blk_mq_hw_ctx *hctx, void *data,
 			    unsigned int hctx_idx)
 {
-	struct rmbd_c_dev *dev = data;
-
-	hctx->driver_data = &dev->leg.queues[hctx_idx + 1];
+	hctx->driver_data = data;
 	return 0;
 }
 
@@ -199,6 +208,8 @@ static int rmbd_c_init_request(struct blk_mq_tag_set *set, struct request *rq,
 			       unsigned int hctx_idx, unsigned int numa_node)
 {
 	struct rmbd_c_dev *dev = set->driver_data;
+	/* The request layout is the first leg's, for now */
+	struct rmbd_c_leg *leg = dev->legs[0];
 	struct rmbd_c_req *req = blk_mq_rq_to_pdu(rq);
 	struct rmbd_c_io *io;
 	unsigned int c, i;
@@ -213,9 +224,9 @@ static int rmbd_c_init_request(struct blk_mq_tag_set *set, struct request *rq,
 		io->part_cqe.done = rmbd_c_part_done;
 		io->mr = NULL;
 		io->nents = 0;
-		io->sge = (struct ib_sge *)(io->sgl + dev->leg.max_segs);
-		io->parts = (struct ib_rdma_wr *)(io->sge + dev->leg.max_segs);
-		for (i = 0; i < dev->leg.req_wrs - 1; i++)
+		io->sge = (struct ib_sge *)(io->sgl + leg->max_segs);
+		io->parts = (struct ib_rdma_wr *)(io->sge + leg->max_segs);
+		for (i = 0; i < leg->req_wrs - 1; i++)
 			io->parts[i].wr.wr_cqe = &io->part_cqe;
 	}
 	return 0;
@@ -272,7 +283,7 @@ static void rmbd_c_loss_work(struct work_struct *work)
 	if (!expired)
 		return;
 	pr_warn("rmbd%d: %pISpc not back within %u s, I/O fails\n",
-		dev->index, &dev->leg.addr, dev->loss_timeout);
+		dev->index, &dev->legs[0]->addr, dev->loss_timeout);
 	rmbd_c_dev_kill(dev);
 	rmbd_c_notify(dev, RMBD_DEV_EVENT_FAILED);
 }
@@ -283,19 +294,23 @@ static void rmbd_c_loss_work(struct work_struct *work)
  */
 static void rmbd_c_recovery_end(struct rmbd_c_dev *dev)
 {
+	unsigned int i;
+
 	set_bit(RMBD_C_DEV_DEAD, &dev->flags);
-	flush_work(&dev->leg.err_work);
-	cancel_delayed_work_sync(&dev->leg.reconnect_work);
+	for (i = 0; i < dev->nr_legs; i++) {
+		flush_work(&dev->legs[i]->err_work);
+		cancel_delayed_work_sync(&dev->legs[i]->reconnect_work);
+	}
 	cancel_delayed_work_sync(&dev->loss_work);
 }
 
 static noinline int rmbd_c_disk_add(struct rmbd_c_dev *dev)
 {
 	/*
-	 * The limits and the request layout are the leg's: a device of
-	 * several legs will need its own, that each of them satisfies.
+	 * The limits and the request layout are the first leg's: a device
+	 * of several legs will need its own, that each of them satisfies.
 	 */
-	struct rmbd_c_leg *leg = &dev->leg;
+	struct rmbd_c_leg *leg = dev->legs[0];
 	struct blk_mq_tag_set *set = &dev->tag_set;
 	struct request_queue *q;
 	struct gendisk *disk;
@@ -418,9 +433,16 @@ static void rmbd_c_dev_release(struct kref *ref)
 {
 	struct rmbd_c_dev *dev = container_of(ref, struct rmbd_c_dev, ref);
 
-	crypto_free_shash(dev->leg.auth_tfm);
-	if (dev->leg.flush_page)
-		__free_page(dev->leg.flush_page);
+	struct rmbd_c_leg *leg;
+	unsigned int i;
+
+	for (i = 0; i < dev->nr_legs; i++) {
+		leg = dev->legs[i];
+		crypto_free_shash(leg->auth_tfm);
+		if (leg->flush_page)
+			__free_page(leg->flush_page);
+		kfree(leg);
+	}
 	kfree(dev);
 }
 
@@ -468,7 +490,9 @@ static bool rmbd_c_same_addr(const struct sockaddr_storage *a,
  */
 static struct rmbd_c_dev *rmbd_c_dev_twin(const struct rmbd_c_dev *dev)
 {
+	const struct rmbd_c_leg *a, *b;
 	struct rmbd_c_dev *d;
+	unsigned int i, j;
 
 	lockdep_assert_held(&rmbd_c_mutex);
 	list_for_each_entry(d, &rmbd_c_devs, entry) {
@@ -476,10 +500,17 @@ static struct rmbd_c_dev *rmbd_c_dev_twin(const struct rmbd_c_dev *dev)
 		    d->state != RMBD_DEV_STATE_LIVE &&
 		    d->state != RMBD_DEV_STATE_RECONNECTING)
 			continue;
-		if (!strcmp(d->leg.export_name, dev->leg.export_name) &&
-		    !strcmp(d->host, dev->host) &&
-		    rmbd_c_same_addr(&d->leg.addr, &dev->leg.addr))
-			return d;
+		if (strcmp(d->host, dev->host))
+			continue;
+		for (i = 0; i < d->nr_legs; i++) {
+			a = d->legs[i];
+			for (j = 0; j < dev->nr_legs; j++) {
+				b = dev->legs[j];
+				if (!strcmp(a->export_name, b->export_name) &&
+				    rmbd_c_same_addr(&a->addr, &b->addr))
+					return d;
+			}
+		}
 	}
 	return NULL;
 }
@@ -500,20 +531,25 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 	int ret;
 
 	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
-	if (!dev) {
+	leg = kzalloc(sizeof(*leg), GFP_KERNEL);
+	if (!dev || !leg) {
+		kfree(leg);
+		kfree(dev);
 		*why = "could not allocate the device";
 		return -ENOMEM;
 	}
-	leg = &dev->leg;
+	/* From here on rmbd_c_dev_put() frees both. */
+	kref_init(&dev->ref);
 	leg->dev = dev;
+	dev->legs[0] = leg;
+	dev->nr_legs = 1;
 	snprintf(port, sizeof(port), "%u", args->port);
 	ret = rmbd_valid_addr(args->addr) ?
 	      inet_pton_with_scope(&init_net, AF_UNSPEC, args->addr, port,
 				   &leg->addr) : -EINVAL;
 	if (ret) {
 		*why = "not an IPv4 or IPv6 address";
-		crypto_free_shash(leg->auth_tfm);
-		kfree(dev);
+		rmbd_c_dev_put(dev);
 		return -EINVAL;
 	}
 	strscpy(leg->addr_str, args->addr, sizeof(leg->addr_str));
@@ -524,7 +560,8 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 		leg->auth_tfm = rmbd_auth_tfm(args->secret, args->secret_len);
 		if (IS_ERR(leg->auth_tfm)) {
 			ret = PTR_ERR(leg->auth_tfm);
-			kfree(dev);
+			leg->auth_tfm = NULL;
+			rmbd_c_dev_put(dev);
 			*why = "cannot set up HMAC-SHA-256 (crypto API)";
 			return ret == -ENOMEM ? ret : -EIO;
 		}
@@ -537,7 +574,6 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 	dev->nr_poll_queues = args->nr_poll_queues;
 	dev->queue_depth = args->queue_depth;
 	dev->state = RMBD_DEV_STATE_CONNECTING;
-	kref_init(&dev->ref);
 	dev->reconnect_delay = args->reconnect_delay;
 	dev->loss_timeout = args->loss_timeout;
 	mutex_init(&leg->recovery_lock);
@@ -549,8 +585,7 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 	ret = ida_alloc_max(&rmbd_c_ida, MINORMASK / RMBD_C_MINORS,
 			    GFP_KERNEL);
 	if (ret < 0) {
-		crypto_free_shash(leg->auth_tfm);
-		kfree(dev);
+		rmbd_c_dev_put(dev);
 		*why = ret == -ENOSPC ? "too many devices" :
 		       "could not allocate a device number";
 		return ret;
@@ -560,8 +595,7 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 	if (!leg->shared && rmbd_c_dev_twin(dev)) {
 		mutex_unlock(&rmbd_c_mutex);
 		ida_free(&rmbd_c_ida, dev->index);
-		crypto_free_shash(leg->auth_tfm);
-		kfree(dev);
+		rmbd_c_dev_put(dev);
 		*why = "export already connected here; disconnect it or connect shared";
 		return -EEXIST;
 	}
@@ -624,19 +658,28 @@ out_free:
 
 static void rmbd_c_dev_remove(struct rmbd_c_dev *dev)
 {
+	struct rmbd_c_leg *leg;
+	unsigned int i;
+
 	/* No reconnect from here on; parked requests fail. */
 	rmbd_c_recovery_end(dev);
 	rmbd_c_release_requests(dev);
 	/* A session that stopped leaves nothing in flight for del_gendisk. */
-	mutex_lock(&dev->leg.recovery_lock);
-	rmbd_c_leg_flush(&dev->leg);
-	rmbd_c_recovery_unlock(&dev->leg);
+	for (i = 0; i < dev->nr_legs; i++) {
+		leg = dev->legs[i];
+		mutex_lock(&leg->recovery_lock);
+		rmbd_c_leg_flush(leg);
+		rmbd_c_recovery_unlock(leg);
+	}
 	/* Waits for in-flight I/O; a dead link fails it via the timeout. */
 	del_gendisk(dev->disk);
-	mutex_lock(&dev->leg.recovery_lock);
-	rmbd_c_leg_stop(&dev->leg);
-	rmbd_c_recovery_unlock(&dev->leg);
-	cancel_work_sync(&dev->leg.err_work);
+	for (i = 0; i < dev->nr_legs; i++) {
+		leg = dev->legs[i];
+		mutex_lock(&leg->recovery_lock);
+		rmbd_c_leg_stop(leg);
+		rmbd_c_recovery_unlock(leg);
+		cancel_work_sync(&leg->err_work);
+	}
 	rmbd_c_notify(dev, RMBD_DEV_EVENT_DISCONNECTED);
 	put_disk(dev->disk);
 	blk_mq_free_tag_set(&dev->tag_set);

@@ -26,25 +26,30 @@ static int rmbd_c_add_one(struct ib_device *ibdev)
 static void rmbd_c_remove_one(struct ib_device *ibdev, void *client_data)
 {
 	struct rmbd_c_dev *dev, *found;
-	struct rmbd_c_leg *leg;
-	unsigned int noio;
+	struct rmbd_c_leg *leg = NULL;
+	unsigned int i, noio;
 
 	for (;;) {
 		found = NULL;
 		mutex_lock(&rmbd_c_mutex);
 		list_for_each_entry(dev, &rmbd_c_devs, entry) {
-			if (READ_ONCE(dev->leg.ibdev) == ibdev &&
-			    dev->state != RMBD_DEV_STATE_CONNECTING &&
-			    dev->state != RMBD_DEV_STATE_DELETING) {
-				kref_get(&dev->ref);
-				found = dev;
-				break;
+			if (dev->state == RMBD_DEV_STATE_CONNECTING ||
+			    dev->state == RMBD_DEV_STATE_DELETING)
+				continue;
+			for (i = 0; i < dev->nr_legs; i++) {
+				leg = dev->legs[i];
+				if (READ_ONCE(leg->ibdev) == ibdev) {
+					kref_get(&dev->ref);
+					found = dev;
+					break;
+				}
 			}
+			if (found)
+				break;
 		}
 		mutex_unlock(&rmbd_c_mutex);
 		if (!found)
 			break;
-		leg = &found->leg;
 		pr_warn("rmbd%d: RDMA device %s removed\n", found->index,
 			dev_name(&ibdev->dev));
 		/*

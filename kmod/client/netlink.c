@@ -57,8 +57,8 @@ static struct genl_family rmbd_c_family;
 static int rmbd_c_fill_dev(struct sk_buff *skb, struct rmbd_c_dev *dev,
 			   u32 portid, u32 seq, int flags, u8 cmd, u8 event)
 {
-	/* The one leg's session, for now */
-	struct rmbd_c_leg *leg = &dev->leg;
+	/* The first leg's session, for now */
+	struct rmbd_c_leg *leg = dev->legs[0];
 	char name[DISK_NAME_LEN];
 	void *hdr;
 
