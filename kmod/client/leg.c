@@ -262,13 +262,17 @@ static int rmbd_c_admin_xfer(struct rmbd_c_leg *leg, u16 opcode, size_t len,
 	ib_dma_sync_single_for_device(leg->ibdev, leg->send_dma, RMBD_MSG_SIZE,
 				      DMA_TO_DEVICE);
 	ret = ib_post_recv(qp, &rwr, NULL);
-	if (ret)
+	if (ret) {
+		*why = "cannot post a receive on the admin queue";
 		return ret;
+	}
 	noreclaim = rmbd_c_post_begin(leg);
 	ret = ib_post_send(qp, &swr, NULL);
 	rmbd_c_post_end(leg, noreclaim);
-	if (ret)
+	if (ret) {
+		*why = "cannot post a request on the admin queue";
 		return ret;
+	}
 	if (!wait_for_completion_timeout(&leg->send_done, RMBD_C_ADMIN_TIMEOUT) ||
 	    !wait_for_completion_timeout(&leg->recv_done, RMBD_C_ADMIN_TIMEOUT)) {
 		*why = "target did not answer";
@@ -489,8 +493,10 @@ static int rmbd_c_open(struct rmbd_c_leg *leg, const char **why)
 	if (!leg->slabs)
 		leg->slabs = kvcalloc(leg->nr_slabs, sizeof(*leg->slabs),
 				      GFP_KERNEL | __GFP_NOWARN);
-	if (!leg->slabs)
+	if (!leg->slabs) {
+		*why = "cannot allocate the table of the export's slabs";
 		return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -793,8 +799,10 @@ int rmbd_c_leg_start(struct rmbd_c_leg *leg, const char **why)
 		return ret;
 	}
 	ret = rmbd_c_open(leg, why);
-	if (ret)
+	if (ret) {
+		rmbd_c_why(why, "cannot open the export on the target");
 		return ret;
+	}
 	for (i = 0; i < leg->nr_slabs; i++) {
 		ret = rmbd_c_map(leg, i, why);
 		if (ret) {
