@@ -725,6 +725,34 @@ int rmbd_listener_list(struct rmbd_ctx *ctx,
 
 /* Client: devices. */
 
+static void rmbd_parse_leg_info(struct nlattr *nest, struct rmbd_leg_info *l)
+{
+	struct nlattr *tb[RMBD_LEG_ATTR_MAX + 1];
+
+	memset(l, 0, sizeof(*l));
+	if (nla_parse_nested(tb, RMBD_LEG_ATTR_MAX, nest, NULL))
+		return;
+	if (tb[RMBD_LEG_ATTR_INDEX])
+		l->index = nla_get_u32(tb[RMBD_LEG_ATTR_INDEX]);
+	if (tb[RMBD_LEG_ATTR_STATE])
+		l->state = nla_get_u8(tb[RMBD_LEG_ATTR_STATE]);
+	if (tb[RMBD_LEG_ATTR_ADDR])
+		nla_strlcpy(l->addr, tb[RMBD_LEG_ATTR_ADDR], sizeof(l->addr));
+	if (tb[RMBD_LEG_ATTR_PORT])
+		l->port = nla_get_u16(tb[RMBD_LEG_ATTR_PORT]);
+	if (tb[RMBD_LEG_ATTR_EXPORT_NAME])
+		nla_strlcpy(l->export_name, tb[RMBD_LEG_ATTR_EXPORT_NAME],
+			    sizeof(l->export_name));
+	if (tb[RMBD_LEG_ATTR_SIZE])
+		l->size = nla_get_u64(tb[RMBD_LEG_ATTR_SIZE]);
+	if (tb[RMBD_LEG_ATTR_SLAB_SIZE])
+		l->slab_size = nla_get_u64(tb[RMBD_LEG_ATTR_SLAB_SIZE]);
+	if (tb[RMBD_LEG_ATTR_NR_SLABS])
+		l->nr_slabs = nla_get_u32(tb[RMBD_LEG_ATTR_NR_SLABS]);
+	if (tb[RMBD_LEG_ATTR_NR_RECONNECTS])
+		l->nr_reconnects = nla_get_u32(tb[RMBD_LEG_ATTR_NR_RECONNECTS]);
+}
+
 static int rmbd_parse_dev_info(struct nlattr **tb, void *arg)
 {
 	struct rmbd_dev_info *d = arg;
@@ -771,6 +799,17 @@ static int rmbd_parse_dev_info(struct nlattr **tb, void *arg)
 		nla_strlcpy(d->host, tb[RMBD_CLIENT_ATTR_HOST], sizeof(d->host));
 	d->auth = tb[RMBD_CLIENT_ATTR_AUTH] != NULL;
 	d->read_only = tb[RMBD_CLIENT_ATTR_READ_ONLY] != NULL;
+	if (tb[RMBD_CLIENT_ATTR_LEGS]) {
+		struct nlattr *a;
+		int rem;
+
+		nla_for_each_nested(a, tb[RMBD_CLIENT_ATTR_LEGS], rem) {
+			if (nla_type(a) != RMBD_CLIENT_ATTR_LEG ||
+			    d->nr_legs >= RMBD_DEV_MAX_LEGS)
+				continue;
+			rmbd_parse_leg_info(a, &d->legs[d->nr_legs++]);
+		}
+	}
 	return 0;
 }
 
@@ -960,6 +999,18 @@ const char *rmbd_dev_state_name(uint8_t state)
 		return "deleting";
 	case RMBD_DEV_STATE_RECONNECTING:
 		return "reconnecting";
+	default:
+		return "unknown";
+	}
+}
+
+const char *rmbd_leg_state_name(uint8_t state)
+{
+	switch (state) {
+	case RMBD_LEG_STATE_DOWN:
+		return "down";
+	case RMBD_LEG_STATE_UP:
+		return "up";
 	default:
 		return "unknown";
 	}

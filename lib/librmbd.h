@@ -124,6 +124,22 @@ int rmbd_listener_list(struct rmbd_ctx *ctx,
 
 /* Client side: block devices (module rmbd-client). */
 
+/* One leg of a device: its session to one export of one target. */
+struct rmbd_leg_info {
+	uint32_t index;			/* in its device, from 0 */
+	uint8_t state;			/* enum rmbd_leg_state */
+	char addr[RMBD_ADDR_MAX];
+	uint16_t port;
+	char export_name[RMBD_EXPORT_NAME_MAX];
+	uint64_t size;			/* bytes of the export; 0 before */
+	uint64_t slab_size;		/* its first OPEN, as these two */
+	uint32_t nr_slabs;
+	uint32_t nr_reconnects;		/* times its session was restored */
+};
+
+/* Legs of a device that struct rmbd_dev_info holds; the rest are left out. */
+#define RMBD_DEV_MAX_LEGS	16
+
 struct rmbd_dev_info {
 	uint32_t index;			/* N of /dev/rmbdN */
 	char name[32];
@@ -144,6 +160,9 @@ struct rmbd_dev_info {
 	char host[RMBD_HOST_MAX];	/* the identity given, "" for none */
 	bool auth;			/* it authenticates */
 	bool read_only;			/* asked for, or the export is */
+	/* 0 from a kernel that does not list them */
+	uint32_t nr_legs;
+	struct rmbd_leg_info legs[RMBD_DEV_MAX_LEGS];
 };
 
 struct rmbd_connect_opts {
@@ -207,6 +226,8 @@ int rmbd_dev_get(struct rmbd_ctx *ctx, uint32_t index,
  * otherwise.
  */
 const char *rmbd_dev_state_name(uint8_t state);
+/* "down", "up"; "unknown" otherwise. */
+const char *rmbd_leg_state_name(uint8_t state);
 
 /*
  * Events: what the multicast group "events" of each family announces.

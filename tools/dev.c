@@ -17,8 +17,33 @@ static enum print_mode print_unless_default(bool is_default)
 	return is_default && !opt.details ? PRINT_JSON : PRINT_ANY;
 }
 
+/*
+ * One leg of a device: a line of its own below the device's in text (with
+ * -d), an object of "legs" in JSON.
+ */
+static void print_leg(const struct rmbd_leg_info *l)
+{
+	if (!print_is_json())
+		fputs("    ", stdout);
+	print_open_object();
+	print_u64(PRINT_ANY, "index", "leg %" PRIu64, l->index);
+	print_string(PRINT_ANY, "state", "state %s",
+		     rmbd_leg_state_name(l->state));
+	print_string(PRINT_ANY, "addr", "addr %s", l->addr);
+	print_u64(PRINT_ANY, "port", "port %" PRIu64, l->port);
+	print_string(PRINT_ANY, "export", "export %s", l->export_name);
+	print_u64(PRINT_ANY, "size", "size %" PRIu64, l->size);
+	print_u64(PRINT_ANY, "nr_slabs", "slabs %" PRIu64, l->nr_slabs);
+	print_u64(PRINT_ANY, "slab_size", "slab %" PRIu64, l->slab_size);
+	print_u64(PRINT_ANY, "reconnects", "reconnects %" PRIu64,
+		  l->nr_reconnects);
+	print_close_object();
+}
+
 static void print_dev(const struct rmbd_dev_info *d)
 {
+	uint32_t i;
+
 	print_open_object();
 	print_u64(PRINT_JSON, "index", NULL, d->index);
 	print_string(PRINT_ANY, "name", "%s:", d->name);
@@ -48,7 +73,19 @@ static void print_dev(const struct rmbd_dev_info *d)
 	print_bool(PRINT_ANY, "read_only", "read_only", d->read_only);
 	print_u64(opt.details ? PRINT_ANY : PRINT_JSON, "slab_size",
 		  "slab %" PRIu64, d->slab_size);
-	print_close_object();
+	if (print_is_json()) {
+		print_open_array_key("legs");
+	} else {
+		print_close_object();
+		if (!opt.details)
+			return;
+	}
+	for (i = 0; i < d->nr_legs; i++)
+		print_leg(&d->legs[i]);
+	if (print_is_json()) {
+		print_close_array();
+		print_close_object();
+	}
 }
 
 static void dev_help(FILE *f)

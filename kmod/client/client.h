@@ -71,6 +71,7 @@ enum {
 enum {
 	RMBD_C_LEG_IBDEV_GONE,	/* rdma_cm removes the RDMA device under us */
 	RMBD_C_LEG_ERR_PENDING,	/* err_work found recovery_lock taken */
+	RMBD_C_LEG_UP,		/* its session is set up and not halted */
 };
 
 struct rmbd_c_dev;

@@ -224,6 +224,13 @@ static void rmbd_c_admin_free(struct rmbd_c_leg *leg)
 	leg->recv_buf = NULL;
 }
 
+/* Give a failure @msg as its reason unless a more precise one was set. */
+static void rmbd_c_why(const char **why, const char *msg)
+{
+	if (!*why || !**why)
+		*why = msg;
+}
+
 /*
  * Send the request in send_buf and wait for its reply in recv_buf.  The
  * admin queue carries one request at a time.  A keepalive that cannot be
@@ -512,8 +519,7 @@ static noinline int rmbd_c_map(struct rmbd_c_leg *leg, u32 idx, const char **why
 	req->slab = cpu_to_le32(idx);
 	ret = rmbd_c_admin_xfer(leg, RMBD_OP_MAP, sizeof(*req), why);
 	if (ret) {
-		if (ret != -EPROTO && ret != -ETIMEDOUT)
-			*why = "target could not map a slab";
+		rmbd_c_why(why, "target could not map a slab");
 		return ret;
 	}
 	addr = le64_to_cpu(rsp->addr);
@@ -762,13 +768,6 @@ static int rmbd_c_queues_alloc(struct rmbd_c_leg *leg)
 	return 0;
 }
 
-/* Give a failure @msg as its reason unless a more precise one was set. */
-static void rmbd_c_why(const char **why, const char *msg)
-{
-	if (!*why || !**why)
-		*why = msg;
-}
-
 /**
  * rmbd_c_leg_start() - connect every queue and map the export
  * @leg: leg with address and export name set, of a device with its
@@ -825,6 +824,7 @@ int rmbd_c_leg_start(struct rmbd_c_leg *leg, const char **why)
 		if (ret)
 			return ret;
 	}
+	set_bit(RMBD_C_LEG_UP, &leg->flags);
 	return 0;
 }
 
@@ -867,6 +867,7 @@ void rmbd_c_queues_fail(struct rmbd_c_leg *leg)
 {
 	unsigned int i;
 
+	clear_bit(RMBD_C_LEG_UP, &leg->flags);
 	if (!leg->queues)
 		return;
 	for (i = 0; i < leg->nr_queues; i++) {
@@ -893,6 +894,7 @@ void rmbd_c_leg_halt(struct rmbd_c_leg *leg)
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	unsigned int i;
 
+	clear_bit(RMBD_C_LEG_UP, &leg->flags);
 	if (!leg->queues)
 		return;
 	for (i = 0; i < leg->nr_queues; i++) {

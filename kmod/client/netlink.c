@@ -50,9 +50,59 @@ static const struct nla_policy rmbd_c_policy[RMBD_CLIENT_ATTR_MAX + 1] = {
 	[RMBD_CLIENT_ATTR_AUTH]		= { .type = NLA_REJECT },
 	[RMBD_CLIENT_ATTR_READ_ONLY]	= { .type = NLA_FLAG },
 	[RMBD_CLIENT_ATTR_HOLDER]	= { .type = NLA_REJECT },
+	[RMBD_CLIENT_ATTR_LEGS]		= { .type = NLA_REJECT },
+	[RMBD_CLIENT_ATTR_LEG]		= { .type = NLA_REJECT },
 };
 
 static struct genl_family rmbd_c_family;
+
+/* One leg, @i of its device, as a RMBD_CLIENT_ATTR_LEG nest. */
+static int rmbd_c_fill_leg(struct sk_buff *skb, struct rmbd_c_leg *leg,
+			   unsigned int i)
+{
+	struct nlattr *nest;
+
+	nest = nla_nest_start(skb, RMBD_CLIENT_ATTR_LEG);
+	if (!nest)
+		return -EMSGSIZE;
+	if (nla_put_u32(skb, RMBD_LEG_ATTR_INDEX, i) ||
+	    nla_put_u8(skb, RMBD_LEG_ATTR_STATE,
+		       test_bit(RMBD_C_LEG_UP, &leg->flags) ?
+		       RMBD_LEG_STATE_UP : RMBD_LEG_STATE_DOWN) ||
+	    nla_put_string(skb, RMBD_LEG_ATTR_ADDR, leg->addr_str) ||
+	    nla_put_u16(skb, RMBD_LEG_ATTR_PORT, leg->port) ||
+	    nla_put_string(skb, RMBD_LEG_ATTR_EXPORT_NAME, leg->export_name) ||
+	    nla_put_u64_64bit(skb, RMBD_LEG_ATTR_SIZE, leg->size,
+			      RMBD_LEG_ATTR_PAD) ||
+	    nla_put_u64_64bit(skb, RMBD_LEG_ATTR_SLAB_SIZE, leg->slab_size,
+			      RMBD_LEG_ATTR_PAD) ||
+	    nla_put_u32(skb, RMBD_LEG_ATTR_NR_SLABS, leg->nr_slabs) ||
+	    nla_put_u32(skb, RMBD_LEG_ATTR_NR_RECONNECTS, leg->nr_reconnects)) {
+		nla_nest_cancel(skb, nest);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+/* The device's legs, as a RMBD_CLIENT_ATTR_LEGS nest. */
+static int rmbd_c_fill_legs(struct sk_buff *skb, struct rmbd_c_dev *dev)
+{
+	struct nlattr *nest;
+	unsigned int i;
+
+	nest = nla_nest_start(skb, RMBD_CLIENT_ATTR_LEGS);
+	if (!nest)
+		return -EMSGSIZE;
+	for (i = 0; i < dev->nr_legs; i++) {
+		if (rmbd_c_fill_leg(skb, dev->legs[i], i)) {
+			nla_nest_cancel(skb, nest);
+			return -EMSGSIZE;
+		}
+	}
+	nla_nest_end(skb, nest);
+	return 0;
+}
 
 static int rmbd_c_fill_dev(struct sk_buff *skb, struct rmbd_c_dev *dev,
 			   u32 portid, u32 seq, int flags, u8 cmd, u8 event)
@@ -91,6 +141,7 @@ static int rmbd_c_fill_dev(struct sk_buff *skb, struct rmbd_c_dev *dev,
 	    nla_put_string(skb, RMBD_CLIENT_ATTR_HOST, dev->host) ||
 	    (leg->auth_tfm && nla_put_flag(skb, RMBD_CLIENT_ATTR_AUTH)) ||
 	    (dev->read_only && nla_put_flag(skb, RMBD_CLIENT_ATTR_READ_ONLY)) ||
+	    rmbd_c_fill_legs(skb, dev) ||
 	    (event && nla_put_u8(skb, RMBD_CLIENT_ATTR_EVENT, event))) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;

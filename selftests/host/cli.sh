@@ -260,10 +260,14 @@ devs_text="rmbd0: size 1073741824 state live addr 10.200.0.1 port 7470 export fo
 rmbd3: size 8388608 state failed addr fd00::1 port 7471 export bar.2 queues 1 pollq 1 depth 16 loss_timeout 0 read_only
 rmbd6: size 4294967296 state reconnecting addr 10.200.0.2 port 7470 export baz queues 4 depth 128 reconnect_delay 5 loss_timeout 300 reconnects 3 shared host h6"
 devs_details="rmbd0: size 1073741824 state live addr 10.200.0.1 port 7470 export foo queues 2 pollq 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 0 host rmbd:uuid:0a slab 67108864
+    leg 0 state up addr 10.200.0.1 port 7470 export foo size 1073741824 slabs 16 slab 67108864 reconnects 0
 rmbd3: size 8388608 state failed addr fd00::1 port 7471 export bar.2 queues 1 pollq 1 depth 16 reconnect_delay 2 loss_timeout 0 reconnects 0 read_only slab 2097152
-rmbd6: size 4294967296 state reconnecting addr 10.200.0.2 port 7470 export baz queues 4 pollq 0 depth 128 reconnect_delay 5 loss_timeout 300 reconnects 3 shared host h6 slab 1073741824"
-dev6_json='{"index":6,"name":"rmbd6","size":4294967296,"state":"reconnecting","addr":"10.200.0.2","port":7470,"export":"baz","queues":4,"poll_queues":0,"depth":128,"reconnect_delay":5,"loss_timeout":300,"reconnects":3,"shared":true,"host":"h6","auth":false,"read_only":false,"slab_size":1073741824}'
-devs_json='[{"index":0,"name":"rmbd0","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:0a","auth":false,"read_only":false,"slab_size":67108864},{"index":3,"name":"rmbd3","size":8388608,"state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"host":"","auth":false,"read_only":true,"slab_size":2097152},'"$dev6_json]"
+    leg 0 state down addr fd00::1 port 7471 export bar.2 size 8388608 slabs 4 slab 2097152 reconnects 0
+rmbd6: size 4294967296 state reconnecting addr 10.200.0.2 port 7470 export baz queues 4 pollq 0 depth 128 reconnect_delay 5 loss_timeout 300 reconnects 3 shared host h6 slab 1073741824
+    leg 0 state down addr 10.200.0.2 port 7470 export baz size 4294967296 slabs 4 slab 1073741824 reconnects 3
+    leg 1 state up addr 10.200.0.3 port 7470 export baz2 size 8589934592 slabs 8 slab 1073741824 reconnects 0"
+dev6_json='{"index":6,"name":"rmbd6","size":4294967296,"state":"reconnecting","addr":"10.200.0.2","port":7470,"export":"baz","queues":4,"poll_queues":0,"depth":128,"reconnect_delay":5,"loss_timeout":300,"reconnects":3,"shared":true,"host":"h6","auth":false,"read_only":false,"slab_size":1073741824,"legs":[{"index":0,"state":"down","addr":"10.200.0.2","port":7470,"export":"baz","size":4294967296,"nr_slabs":4,"slab_size":1073741824,"reconnects":3},{"index":1,"state":"up","addr":"10.200.0.3","port":7470,"export":"baz2","size":8589934592,"nr_slabs":8,"slab_size":1073741824,"reconnects":0}]}'
+devs_json='[{"index":0,"name":"rmbd0","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:0a","auth":false,"read_only":false,"slab_size":67108864,"legs":[{"index":0,"state":"up","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"nr_slabs":16,"slab_size":67108864,"reconnects":0}]},{"index":3,"name":"rmbd3","size":8388608,"state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"host":"","auth":false,"read_only":true,"slab_size":2097152,"legs":[{"index":0,"state":"down","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"nr_slabs":4,"slab_size":2097152,"reconnects":0}]},'"$dev6_json]"
 
 # With -d, each export's sessions (the fake's are not in the order of
 # their exports, and one is of an export no longer listed).
@@ -491,7 +495,7 @@ printf '9d%.0s' $(seq 32) > "$sdir/k"
 chmod 600 "$sdir/k"
 log_reset
 expect 0 "" "" "$FAKE" export host add foo h secret-file "$sdir/k"
-expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"h","auth":true,"read_only":false,"slab_size":67108864}' \
+expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"h","auth":true,"read_only":false,"slab_size":67108864,"legs":[{"index":0,"state":"up","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"nr_slabs":16,"slab_size":67108864,"reconnects":0}]}' \
 	"" "$FAKE" -j dev connect addr 10.200.0.1 export foo host h secret-file "$sdir/k"
 log_is "open
 export_host_add foo h secret 32 9d...
@@ -569,7 +573,7 @@ expect 0 "$devs_details" "" "$FAKE" -d dev show
 expect 0 "$devs_json" "" "$FAKE" -j dev
 expect 0 "$(echo "$devs_text" | sed -n 2p)" "" "$FAKE" dev show /dev/rmbd3
 expect 0 "$(echo "$devs_text" | sed -n 3p)" "" "$FAKE" dev show rmbd6
-expect 0 "$(echo "$devs_details" | sed -n 3p)" "" "$FAKE" -d dev show 6
+expect 0 "$(echo "$devs_details" | sed -n '5,7p')" "" "$FAKE" -d dev show 6
 expect 0 "[$dev6_json]" "" "$FAKE" -j dev show rmbd6
 expect 0 '[
     {
@@ -590,20 +594,44 @@ expect 0 '[
         "host": "h6",
         "auth": false,
         "read_only": false,
-        "slab_size": 1073741824
+        "slab_size": 1073741824,
+        "legs": [
+            {
+                "index": 0,
+                "state": "down",
+                "addr": "10.200.0.2",
+                "port": 7470,
+                "export": "baz",
+                "size": 4294967296,
+                "nr_slabs": 4,
+                "slab_size": 1073741824,
+                "reconnects": 3
+            },
+            {
+                "index": 1,
+                "state": "up",
+                "addr": "10.200.0.3",
+                "port": 7470,
+                "export": "baz2",
+                "size": 8589934592,
+                "nr_slabs": 8,
+                "slab_size": 1073741824,
+                "reconnects": 0
+            }
+        ]
     }
 ]' "" "$FAKE" -p dev show /dev/rmbd6
 expect 1 "" "rmbd: failed to show device: No such device" "$FAKE" dev show 5
 expect 0 "rmbd7" "" "$FAKE" dev connect addr 10.200.0.1 export foo
-expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"fd00::1","port":99,"export":"foo","queues":4,"poll_queues":2,"depth":64,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:default","auth":false,"read_only":false,"slab_size":67108864}' \
+expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"fd00::1","port":99,"export":"foo","queues":4,"poll_queues":2,"depth":64,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:default","auth":false,"read_only":false,"slab_size":67108864,"legs":[{"index":0,"state":"up","addr":"fd00::1","port":99,"export":"foo","size":1073741824,"nr_slabs":16,"slab_size":67108864,"reconnects":0}]}' \
 	"" "$FAKE" -j dev conn export foo addr fd00::1 port 99 queues 4 depth 64 pollq 2
-expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":10,"loss_timeout":0,"reconnects":0,"shared":false,"host":"rmbd:uuid:default","auth":false,"read_only":false,"slab_size":67108864}' \
+expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":10,"loss_timeout":0,"reconnects":0,"shared":false,"host":"rmbd:uuid:default","auth":false,"read_only":false,"slab_size":67108864,"legs":[{"index":0,"state":"up","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"nr_slabs":16,"slab_size":67108864,"reconnects":0}]}' \
 	"" "$FAKE" -j dev connect addr 10.200.0.1 export foo reconnect_delay 10 loss_timeout 0
 expect 0 "rmbd7" "" "$FAKE" dev c addr 10.200.0.1 export foo loss 86400 reco 3600
 expect 0 "rmbd7" "" "$FAKE" dev connect addr 10.200.0.1 export foo reconnect_delay 1
-expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":true,"host":"rmbd:uuid:default","auth":false,"read_only":false,"slab_size":67108864}' \
+expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":true,"host":"rmbd:uuid:default","auth":false,"read_only":false,"slab_size":67108864,"legs":[{"index":0,"state":"up","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"nr_slabs":16,"slab_size":67108864,"reconnects":0}]}' \
 	"" "$FAKE" -j dev connect addr 10.200.0.1 export foo shared
-expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:default","auth":false,"read_only":true,"slab_size":67108864}' \
+expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:default","auth":false,"read_only":true,"slab_size":67108864,"legs":[{"index":0,"state":"up","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"nr_slabs":16,"slab_size":67108864,"reconnects":0}]}' \
 	"" "$FAKE" -j dev connect addr 10.200.0.1 export foo read_only
 expect 0 "rmbd7" "" "$FAKE" dev connect read addr 10.200.0.1 shared export foo
 expect 0 "rmbd7" "" "$FAKE" dev connect addr 10.200.0.1 export foo host h.x

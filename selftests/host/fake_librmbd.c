@@ -86,13 +86,22 @@ static const struct rmbd_listener_info fake_listeners[] = {
 static const struct rmbd_dev_info fake_devs[] = {
 	{ 0, "rmbd0", 1073741824ULL, 67108864ULL, RMBD_DEV_STATE_LIVE,
 	  "10.200.0.1", 7470, "foo", 2, 128, 0, 2, 60, 0, false, "rmbd:uuid:0a",
-	  false, false },
+	  false, false, 1,
+	  { { 0, RMBD_LEG_STATE_UP, "10.200.0.1", 7470, "foo", 1073741824ULL,
+	      67108864ULL, 16, 0 } } },
 	{ 3, "rmbd3", 8388608ULL, 2097152ULL, RMBD_DEV_STATE_FAILED,
 	  "fd00::1", 7471, "bar.2", 1, 16, 1, 2, 0, 0, false, "", false,
-	  true },
+	  true, 1,
+	  { { 0, RMBD_LEG_STATE_DOWN, "fd00::1", 7471, "bar.2", 8388608ULL,
+	      2097152ULL, 4, 0 } } },
+	/* Two legs, as the CLI must show them; the first one down */
 	{ 6, "rmbd6", 4294967296ULL, 1073741824ULL,
 	  RMBD_DEV_STATE_RECONNECTING, "10.200.0.2", 7470, "baz", 4, 128, 0,
-	  5, 300, 3, true, "h6", false, false },
+	  5, 300, 3, true, "h6", false, false, 2,
+	  { { 0, RMBD_LEG_STATE_DOWN, "10.200.0.2", 7470, "baz", 4294967296ULL,
+	      1073741824ULL, 4, 3 },
+	    { 1, RMBD_LEG_STATE_UP, "10.200.0.3", 7470, "baz2", 8589934592ULL,
+	      1073741824ULL, 8, 0 } } },
 };
 
 /*
@@ -330,6 +339,15 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 		 opts->host ? opts->host : "rmbd:uuid:default");
 	out->auth = opts->secret != NULL;
 	out->read_only = opts->read_only;
+	out->nr_legs = 1;
+	out->legs[0].state = RMBD_LEG_STATE_UP;
+	snprintf(out->legs[0].addr, sizeof(out->legs[0].addr), "%s", out->addr);
+	out->legs[0].port = out->port;
+	snprintf(out->legs[0].export_name, sizeof(out->legs[0].export_name),
+		 "%s", out->export_name);
+	out->legs[0].size = out->size;
+	out->legs[0].slab_size = out->slab_size;
+	out->legs[0].nr_slabs = out->size / out->slab_size;
 	return 0;
 }
 
@@ -523,6 +541,12 @@ int rmbd_event_recv(struct rmbd_ctx *ctx, struct rmbd_event *ev,
 		ev->session.up = false;
 	}
 	return 1;
+}
+
+const char *rmbd_leg_state_name(uint8_t state)
+{
+	return state == RMBD_LEG_STATE_UP ? "up" :
+	       state == RMBD_LEG_STATE_DOWN ? "down" : "unknown";
 }
 
 const char *rmbd_dev_state_name(uint8_t state)

@@ -147,6 +147,12 @@ enum rmbd_dev_event {
  * @RMBD_CLIENT_ATTR_HOLDER: string, output only: in a message that comes
  *	before the error of a DEV_CONNECT the target refused because
  *	another host holds the export (-EBUSY), that host's identity.
+ * @RMBD_CLIENT_ATTR_LEGS: nest, output only: the device's legs (its
+ *	sessions, one per export of a target it uses), one
+ *	RMBD_CLIENT_ATTR_LEG nest each (enum rmbd_leg_attr), in the order of
+ *	their index.  ADDR, PORT, EXPORT_NAME, SLAB_SIZE and NR_RECONNECTS
+ *	of the device message are its first leg's.
+ * @RMBD_CLIENT_ATTR_LEG: nest, one leg inside RMBD_CLIENT_ATTR_LEGS
  */
 enum rmbd_client_attr {
 	RMBD_CLIENT_ATTR_UNSPEC,
@@ -173,9 +179,52 @@ enum rmbd_client_attr {
 	RMBD_CLIENT_ATTR_AUTH,
 	RMBD_CLIENT_ATTR_READ_ONLY,
 	RMBD_CLIENT_ATTR_HOLDER,
+	RMBD_CLIENT_ATTR_LEGS,
+	RMBD_CLIENT_ATTR_LEG,
 
 	__RMBD_CLIENT_ATTR_MAX,
 	RMBD_CLIENT_ATTR_MAX = __RMBD_CLIENT_ATTR_MAX - 1
+};
+
+/**
+ * enum rmbd_leg_state - state of one leg of a device
+ * @RMBD_LEG_STATE_DOWN: no session: connecting, lost, reconnecting or
+ *	given up (the device's state tells which)
+ * @RMBD_LEG_STATE_UP: its session is set up: I/O may flow on it
+ */
+enum rmbd_leg_state {
+	RMBD_LEG_STATE_DOWN,
+	RMBD_LEG_STATE_UP,
+};
+
+/**
+ * enum rmbd_leg_attr - attributes of a leg (RMBD_CLIENT_ATTR_LEG), output
+ * @RMBD_LEG_ATTR_INDEX: u32, the leg's number in its device, from 0
+ * @RMBD_LEG_ATTR_STATE: u8, enum rmbd_leg_state
+ * @RMBD_LEG_ATTR_ADDR: string, the target's address as given
+ * @RMBD_LEG_ATTR_PORT: u16, the target's port
+ * @RMBD_LEG_ATTR_EXPORT_NAME: string, the export on that target
+ * @RMBD_LEG_ATTR_SIZE: u64, bytes of the export (0 before its first OPEN)
+ * @RMBD_LEG_ATTR_SLAB_SIZE: u64, the export's slab size (0 likewise)
+ * @RMBD_LEG_ATTR_NR_SLABS: u32, the export's slabs (0 likewise)
+ * @RMBD_LEG_ATTR_NR_RECONNECTS: u32, times its session was restored
+ * @RMBD_LEG_ATTR_PAD: padding for 64-bit attributes
+ */
+enum rmbd_leg_attr {
+	RMBD_LEG_ATTR_UNSPEC,
+	RMBD_LEG_ATTR_INDEX,
+	RMBD_LEG_ATTR_STATE,
+	RMBD_LEG_ATTR_ADDR,
+	RMBD_LEG_ATTR_PORT,
+	RMBD_LEG_ATTR_EXPORT_NAME,
+	RMBD_LEG_ATTR_SIZE,
+	RMBD_LEG_ATTR_SLAB_SIZE,
+	RMBD_LEG_ATTR_NR_SLABS,
+	RMBD_LEG_ATTR_NR_RECONNECTS,
+	RMBD_LEG_ATTR_PAD,
+
+	__RMBD_LEG_ATTR_MAX,
+	RMBD_LEG_ATTR_MAX = __RMBD_LEG_ATTR_MAX - 1
 };
 
 #endif /* _UAPI_LINUX_RMBD_CLIENT_H */

@@ -35,6 +35,11 @@ trap cleanup EXIT
 target_setup flap 128M
 dev=$(dev_connect flap reconnect_delay 1 loss_timeout 120)
 log "connected /dev/$dev: $(rmbd_cli dev show "$dev")"
+legs=$(rmbd_cli -j dev show "$dev" | jq -c '.[0].legs')
+[[ $(jq -r 'length' <<< "$legs") == 1 &&
+   $(jq -r '.[0] | "\(.index) \(.state) \(.export) \(.size) \(.nr_slabs * .slab_size)"' <<< "$legs") == "0 up flap $(( 128 << 20 )) $(( 128 << 20 ))" ]] ||
+	fail "the device's one leg is not shown as it is: $legs"
+log "its leg: $(rmbd_cli -d dev show "$dev" | sed -n 2p)"
 
 # Data that must survive: the first 32M, written and checksummed once.
 head -c 32M /dev/urandom > "$out/base"
@@ -73,6 +78,9 @@ sleep 3
 # (a command takes long on the debug kernel).
 limit=20
 [[ $RMBD_TRANSPORT == siw ]] && limit=35
+dev_jq() {	# DEV FILTER: FILTER applied to the device's JSON object
+	rmbd_cli -j dev show | jq -r --arg n "$1" ".[] | select(.name == \$n) | $2"
+}
 before=$(dev_field "$dev" reconnects)
 io_errors() { dmesg | grep -c "error, dev $dev," || true; }
 errors0=$(io_errors)
@@ -82,9 +90,12 @@ for (( i = 1; i <= flaps; i++ )); do
 	blockdev --flushbufs "/dev/$dev"
 	link_down
 	t0=$(usec)
-	noticed=0
+	noticed=0 leg_down=0
 	while :; do
-		[[ $(dev_field "$dev" state) != live ]] && noticed=1
+		# The device's state and its leg's, in one snapshot
+		read -r st leg_st < <(dev_jq "$dev" '"\(.state) \(.legs[0].state)"')
+		[[ $st != live ]] && noticed=1
+		[[ $leg_st == down ]] && leg_down=1
 		el=$(( $(usec) - t0 ))
 		(( (noticed && el >= 2000000) || el >= limit * 1000000 )) && break
 		sleep 0.1
@@ -103,6 +114,7 @@ for (( i = 1; i <= flaps; i++ )); do
 	(( reads > 0 )) ||
 		fail "flap $i: a readahead while the device was $(dev_field "$dev" state) waited instead of failing at once"
 	(( noticed )) || fail "flap $i: the device stayed live with its link down for $limit s"
+	(( leg_down )) || fail "flap $i: the device was $st, but its leg never showed down"
 	t0=$(usec)
 	while :; do
 		state=$(dev_field "$dev" state)
@@ -112,6 +124,9 @@ for (( i = 1; i <= flaps; i++ )); do
 	done
 	now=$(dev_field "$dev" reconnects)
 	(( now > before )) || fail "flap $i: live again, but its reconnect count stayed at $now"
+	leg=$(dev_jq "$dev" '.legs[0] | "\(.state) \(.reconnects)"')
+	[[ $leg == "up $now" ]] ||
+		fail "flap $i: device live with $now reconnects, but its leg says: $leg"
 	before=$now
 	wait_exit "$ra_pid" 30 "flap $i: a buffered read during the flap still runs 30 s after the reconnect"
 	wait "$ra_pid" || true
