@@ -303,6 +303,14 @@ struct rmbd_c_dev {
 	u32			zero_limit;
 	/* Bytes of a request's part for one leg in the PDU (rmbd_c_io) */
 	unsigned int		io_size;
+	/*
+	 * What such a part holds, whatever its leg (rmbd_c_dev_limits()):
+	 * the scatterlist of a request, as many segments as the leg that
+	 * takes the fewest, and the work requests of the leg that needs the
+	 * most for them.
+	 */
+	unsigned int		max_segs;
+	unsigned int		req_wrs;
 
 	/*
 	 * The leg reconnects every @reconnect_delay s; loss_work fails the
@@ -314,8 +322,8 @@ struct rmbd_c_dev {
 	unsigned long		loss_start;	/* jiffies */
 	/*
 	 * Its legs; one, for now.  The block layer's limits (size, segments,
-	 * request layout, read sinks) are still read from the first: with
-	 * several legs the device needs its own, that every leg satisfies.
+	 * request layout, read sinks) are the device's own, that every leg
+	 * satisfies (rmbd_c_dev_limits()).
 	 */
 	unsigned int		nr_legs;
 	struct rmbd_c_leg	*legs[RMBD_C_MAX_LEGS];

@@ -208,8 +208,6 @@ static int rmbd_c_init_request(struct blk_mq_tag_set *set, struct request *rq,
 			       unsigned int hctx_idx, unsigned int numa_node)
 {
 	struct rmbd_c_dev *dev = set->driver_data;
-	/* The request layout is the first leg's, for now */
-	struct rmbd_c_leg *leg = dev->legs[0];
 	struct rmbd_c_req *req = blk_mq_rq_to_pdu(rq);
 	struct rmbd_c_io *io;
 	unsigned int c, i;
@@ -224,9 +222,9 @@ static int rmbd_c_init_request(struct blk_mq_tag_set *set, struct request *rq,
 		io->part_cqe.done = rmbd_c_part_done;
 		io->mr = NULL;
 		io->nents = 0;
-		io->sge = (struct ib_sge *)(io->sgl + leg->max_segs);
-		io->parts = (struct ib_rdma_wr *)(io->sge + leg->max_segs);
-		for (i = 0; i < leg->req_wrs - 1; i++)
+		io->sge = (struct ib_sge *)(io->sgl + dev->max_segs);
+		io->parts = (struct ib_rdma_wr *)(io->sge + dev->max_segs);
+		for (i = 0; i < dev->req_wrs - 1; i++)
 			io->parts[i].wr.wr_cqe = &io->part_cqe;
 	}
 	return 0;
@@ -304,18 +302,72 @@ static void rmbd_c_recovery_end(struct rmbd_c_dev *dev)
 	cancel_delayed_work_sync(&dev->loss_work);
 }
 
+/* The disk's limits, that every leg satisfies */
+struct rmbd_c_limits {
+	u64		size;		/* bytes */
+	u64		max_io;		/* bytes of a request */
+	u64		chunk;		/* bytes no request crosses: a slab */
+	unsigned int	max_seg_size;
+	bool		virt_boundary;	/* a READ sink is one region */
+	u32		zero_limit;	/* bytes of a discard; 0: none */
+};
+
+/*
+ * The device's request layout (@dev->max_segs, @dev->req_wrs) and the
+ * disk's limits @lim, from its legs, whose first sessions are set up.
+ */
+static void rmbd_c_dev_limits(struct rmbd_c_dev *dev,
+			      struct rmbd_c_limits *lim)
+{
+	struct rmbd_c_leg *leg;
+	unsigned int i;
+
+	dev->max_segs = UINT_MAX;
+	dev->req_wrs = 0;
+	lim->size = U64_MAX;
+	lim->max_io = RMBD_C_MAX_IO_BYTES;
+	lim->chunk = U64_MAX;
+	lim->max_seg_size = UINT_MAX;
+	lim->virt_boundary = false;
+	lim->zero_limit = U32_MAX;
+	for (i = 0; i < dev->nr_legs; i++) {
+		leg = dev->legs[i];
+		dev->max_segs = min(dev->max_segs, leg->max_segs);
+		dev->req_wrs = max(dev->req_wrs, leg->req_wrs);
+		lim->size = min(lim->size, leg->size);
+		lim->chunk = min(lim->chunk, leg->slab_size);
+		lim->max_seg_size = min(lim->max_seg_size, leg->max_seg_size);
+		lim->zero_limit = min(lim->zero_limit, leg->zero_len);
+		if (leg->read_mr) {
+			/*
+			 * A READ sink is one region: pages without gaps, and
+			 * one page to spare for a request that starts inside
+			 * one.
+			 */
+			lim->virt_boundary = true;
+			lim->max_io = min_t(u64, lim->max_io,
+					    (u64)(leg->mr_pages - 1) << PAGE_SHIFT);
+		}
+	}
+	lim->max_io = min(lim->max_io, lim->chunk);
+	/*
+	 * A virtual boundary lifts the segment size limit: then a request is
+	 * no larger than a segment may be.
+	 */
+	if (lim->virt_boundary)
+		lim->max_io = min_t(u64, lim->max_io, lim->max_seg_size);
+}
+
 static noinline int rmbd_c_disk_add(struct rmbd_c_dev *dev)
 {
-	/*
-	 * The limits and the request layout are the first leg's: a device
-	 * of several legs will need its own, that each of them satisfies.
-	 */
 	struct rmbd_c_leg *leg = dev->legs[0];
 	struct blk_mq_tag_set *set = &dev->tag_set;
+	struct rmbd_c_limits lim;
 	struct request_queue *q;
 	struct gendisk *disk;
-	u64 max_io;
 	int ret;
+
+	rmbd_c_dev_limits(dev, &lim);
 
 	set->ops = &rmbd_c_mq_ops;
 	set->nr_hw_queues = dev->nr_io_queues + dev->nr_poll_queues;
@@ -323,9 +375,9 @@ static noinline int rmbd_c_disk_add(struct rmbd_c_dev *dev)
 	set->queue_depth = dev->queue_depth;
 	set->numa_node = NUMA_NO_NODE;
 	dev->io_size = ALIGN(sizeof(struct rmbd_c_io) +
-			     leg->max_segs * (sizeof(struct scatterlist) +
+			     dev->max_segs * (sizeof(struct scatterlist) +
 					      sizeof(struct ib_sge)) +
-			     (leg->req_wrs - 1) * sizeof(struct ib_rdma_wr),
+			     (dev->req_wrs - 1) * sizeof(struct ib_rdma_wr),
 			     __alignof__(struct rmbd_c_io));
 	set->cmd_size = sizeof(struct rmbd_c_req) +
 			RMBD_C_MAX_COPIES * dev->io_size;
@@ -347,29 +399,16 @@ static noinline int rmbd_c_disk_add(struct rmbd_c_dev *dev)
 	blk_queue_logical_block_size(q, SECTOR_SIZE);
 	blk_queue_physical_block_size(q, PAGE_SIZE);
 	blk_queue_io_min(q, PAGE_SIZE);
-	max_io = min_t(u64, RMBD_C_MAX_IO_BYTES, leg->slab_size);
-	blk_queue_max_segments(q, leg->max_segs);
-	blk_queue_max_segment_size(q, leg->max_seg_size);
-	if (leg->read_mr) {
-		/*
-		 * A READ sink is one region: pages without gaps, and one
-		 * page to spare for a request that starts inside one.
-		 */
+	blk_queue_max_segments(q, dev->max_segs);
+	blk_queue_max_segment_size(q, lim.max_seg_size);
+	if (lim.virt_boundary)
 		blk_queue_virt_boundary(q, PAGE_SIZE - 1);
-		max_io = min_t(u64, max_io,
-			       (u64)(leg->mr_pages - 1) << PAGE_SHIFT);
-		/*
-		 * A virtual boundary lifts the segment size limit: then a
-		 * request is no larger than a segment may be.
-		 */
-		max_io = min_t(u64, max_io, leg->max_seg_size);
-	}
-	blk_queue_max_hw_sectors(q, max_io >> SECTOR_SHIFT);
-	blk_queue_chunk_sectors(q, leg->slab_size >> SECTOR_SHIFT);
+	blk_queue_max_hw_sectors(q, lim.max_io >> SECTOR_SHIFT);
+	blk_queue_chunk_sectors(q, lim.chunk >> SECTOR_SHIFT);
 	/* A write is in the target's memory when it completes. */
 	blk_queue_write_cache(q, false, false);
 	/* A reconnect must offer at least this much. */
-	dev->zero_limit = leg->zero_len;
+	dev->zero_limit = lim.zero_limit;
 	if (dev->zero_limit) {
 		/* Discarded ranges read back as zeroes. */
 		q->limits.discard_granularity = PAGE_SIZE;
@@ -386,7 +425,7 @@ static noinline int rmbd_c_disk_add(struct rmbd_c_dev *dev)
 	dev->disk->fops = &rmbd_c_fops;
 	dev->disk->private_data = dev;
 	snprintf(dev->disk->disk_name, DISK_NAME_LEN, "rmbd%d", dev->index);
-	set_capacity(dev->disk, leg->size >> SECTOR_SHIFT);
+	set_capacity(dev->disk, lim.size >> SECTOR_SHIFT);
 	set_disk_ro(dev->disk, dev->read_only);
 	/*
 	 * From now on a failure (in add_disk()'s partition scan, say)

@@ -633,7 +633,7 @@ static int rmbd_c_map_data(struct rmbd_c_leg *leg, struct request *rq,
 	struct scatterlist *sg;
 	int i, count;
 
-	sg_init_table(io->sgl, leg->max_segs);
+	sg_init_table(io->sgl, leg->dev->max_segs);
 	io->nents = blk_rq_map_sg(rq->q, rq, io->sgl);
 	count = ib_dma_map_sg(leg->ibdev, io->sgl, io->nents,
 			      rq_dma_dir(rq));
