@@ -308,6 +308,15 @@ static int rmbd_transact(struct rmbd_ctx *ctx, enum rmbd_family_id fam,
 		ret = nl_recvmsgs(ctx->sk, cb);
 		if (ret < 0 && !req.done) {
 			req.err = rmbd_nlerr_to_errno(ret);
+			/*
+			 * libnl's word for recvmsg()'s ENOBUFS: the kernel
+			 * dropped a message to us (its reply or its ack could
+			 * not be allocated), after the command ran or not.
+			 */
+			if (req.err == -ENOMEM) {
+				req.err = -ENOBUFS;
+				rmbd_set_errmsg(ctx, "the kernel's answer was lost for want of memory: the command may have been carried out (look with show)");
+			}
 			break;
 		}
 	}
