@@ -311,11 +311,13 @@ static int rmbd_transact(struct rmbd_ctx *ctx, enum rmbd_family_id fam,
 			/*
 			 * libnl's word for recvmsg()'s ENOBUFS: the kernel
 			 * dropped a message to us (its reply or its ack could
-			 * not be allocated), after the command ran or not.
+			 * not be allocated, or found no room), after the
+			 * command ran or not.  (libnl's own allocations fail
+			 * so too; then as well the outcome is unknown.)
 			 */
 			if (req.err == -ENOMEM) {
 				req.err = -ENOBUFS;
-				rmbd_set_errmsg(ctx, "the kernel's answer was lost for want of memory: the command may have been carried out (look with show)");
+				rmbd_set_errmsg(ctx, "the kernel's answer was lost (no memory or no room for it): the command may have been carried out (look with show)");
 			}
 			break;
 		}

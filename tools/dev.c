@@ -40,10 +40,20 @@ static void print_leg(const struct rmbd_leg_info *l)
 	print_close_object();
 }
 
-static void print_dev(const struct rmbd_dev_info *d)
+void print_legs(const struct rmbd_dev_info *d)
 {
 	uint32_t i;
 
+	if (print_is_json())
+		print_open_array_key("legs");
+	for (i = 0; i < d->nr_legs; i++)
+		print_leg(&d->legs[i]);
+	if (print_is_json())
+		print_close_array();
+}
+
+static void print_dev(const struct rmbd_dev_info *d)
+{
 	print_open_object();
 	print_u64(PRINT_JSON, "index", NULL, d->index);
 	print_string(PRINT_ANY, "name", "%s:", d->name);
@@ -74,17 +84,12 @@ static void print_dev(const struct rmbd_dev_info *d)
 	print_u64(opt.details ? PRINT_ANY : PRINT_JSON, "slab_size",
 		  "slab %" PRIu64, d->slab_size);
 	if (print_is_json()) {
-		print_open_array_key("legs");
+		print_legs(d);
+		print_close_object();
 	} else {
 		print_close_object();
-		if (!opt.details)
-			return;
-	}
-	for (i = 0; i < d->nr_legs; i++)
-		print_leg(&d->legs[i]);
-	if (print_is_json()) {
-		print_close_array();
-		print_close_object();
+		if (opt.details)
+			print_legs(d);
 	}
 }
 

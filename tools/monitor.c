@@ -33,8 +33,9 @@ static enum print_mode print_detail(void)
 
 /*
  * Text: "dev NAME EVENT state STATE addr ADDR port PORT export NAME", with
- * -d followed by the other fields of dev show.  JSON: "type", "event" and
- * every key of dev show.
+ * -d followed by the other fields of dev show's device line (its legs are
+ * not in the line).  JSON: "type", "event" and every key of dev show,
+ * "legs" among them.
  */
 static void print_dev_event(const struct rmbd_event *ev)
 {
@@ -70,6 +71,8 @@ static void print_dev_event(const struct rmbd_event *ev)
 	print_bool(print_detail(), "auth", "auth", d->auth);
 	print_bool(print_detail(), "read_only", "read_only", d->read_only);
 	print_u64(print_detail(), "slab_size", "slab %" PRIu64, d->slab_size);
+	if (print_is_json())
+		print_legs(d);
 	print_close_object();
 }
 

@@ -63,6 +63,12 @@ struct vec {
 /* Append a copy of @item: 0, or -ENOMEM. */
 int vec_push(struct vec *vec, const void *item);
 
+/*
+ * A device's legs (dev.c): in JSON a "legs" array; in text one line each,
+ * indented, after the device's line.
+ */
+void print_legs(const struct rmbd_dev_info *d);
+
 struct command {
 	const char *name;
 	int (*fn)(int argc, char **argv);

@@ -126,8 +126,8 @@ struct rmbd_c_req;
  * @parts, unsignaled, when the request has more segments than one work
  * request takes, or when it is a discard that crosses a slab boundary
  * (discards may merge across chunk_sectors); @head is the first.  It
- * ends with leg->max_segs scatterlist entries, as many SGEs (@sge) and
- * leg->req_wrs - 1 parts: dev->io_size bytes in all.
+ * ends with dev->max_segs scatterlist entries, as many SGEs (@sge) and
+ * dev->req_wrs - 1 parts, enough for any leg: dev->io_size bytes in all.
  */
 struct rmbd_c_io {
 	struct ib_cqe		cqe;
