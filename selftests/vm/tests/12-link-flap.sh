@@ -78,9 +78,6 @@ sleep 3
 # (a command takes long on the debug kernel).
 limit=20
 [[ $RMBD_TRANSPORT == siw ]] && limit=35
-dev_jq() {	# DEV FILTER: FILTER applied to the device's JSON object
-	rmbd_cli -j dev show | jq -r --arg n "$1" ".[] | select(.name == \$n) | $2"
-}
 before=$(dev_field "$dev" reconnects)
 io_errors() { dmesg | grep -c "error, dev $dev," || true; }
 errors0=$(io_errors)

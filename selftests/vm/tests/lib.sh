@@ -183,9 +183,10 @@ check_read_sinks() {	# DEV
 export_field() {	# NAME FIELD
 	rmbd_cli -j export show | jq -r --arg n "$1" ".[] | select(.name == \$n) | .$2"
 }
-dev_field() {		# DEV FIELD
-	rmbd_cli -j dev show | jq -r --arg n "$1" ".[] | select(.name == \$n) | .$2"
+dev_jq() {		# DEV FILTER: FILTER applied to the device's JSON object
+	rmbd_cli -j dev show | jq -r --arg n "$1" ".[] | select(.name == \$n) | $2"
 }
+dev_field() { dev_jq "$1" ".$2"; }	# DEV FIELD
 dev_count() { rmbd_cli -j dev show | jq length; }
 dev_nodes() { ls /dev/rmbd* 2>/dev/null || true; }
 
