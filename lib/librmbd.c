@@ -3,6 +3,7 @@
  * librmbd: generic netlink requests to the rmbd target and client modules.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -762,6 +763,8 @@ static void rmbd_parse_leg_info(struct nlattr *nest, struct rmbd_leg_info *l)
 		l->nr_slabs = nla_get_u32(tb[RMBD_LEG_ATTR_NR_SLABS]);
 	if (tb[RMBD_LEG_ATTR_NR_RECONNECTS])
 		l->nr_reconnects = nla_get_u32(tb[RMBD_LEG_ATTR_NR_RECONNECTS]);
+	if (tb[RMBD_LEG_ATTR_DIRTY])
+		l->dirty = nla_get_u64(tb[RMBD_LEG_ATTR_DIRTY]);
 }
 
 static int rmbd_parse_dev_info(struct nlattr **tb, void *arg)
@@ -810,6 +813,8 @@ static int rmbd_parse_dev_info(struct nlattr **tb, void *arg)
 		nla_strlcpy(d->host, tb[RMBD_CLIENT_ATTR_HOST], sizeof(d->host));
 	d->auth = tb[RMBD_CLIENT_ATTR_AUTH] != NULL;
 	d->read_only = tb[RMBD_CLIENT_ATTR_READ_ONLY] != NULL;
+	if (tb[RMBD_CLIENT_ATTR_LAYOUT])
+		d->layout = nla_get_u8(tb[RMBD_CLIENT_ATTR_LAYOUT]);
 	if (tb[RMBD_CLIENT_ATTR_LEGS]) {
 		struct nlattr *a;
 		int rem;
@@ -824,9 +829,13 @@ static int rmbd_parse_dev_info(struct nlattr **tb, void *arg)
 	return 0;
 }
 
-/* DEV_CONNECT's reply: the device, or before a refusal, the holder. */
+/*
+ * DEV_CONNECT's reply: the device, or before a refusal, the leg that
+ * failed and the export's holder.
+ */
 struct rmbd_connect_reply {
 	struct rmbd_dev_info dev;
+	int64_t failed_leg;		/* -1: none named */
 	char holder[RMBD_HOST_MAX];
 };
 
@@ -834,12 +843,47 @@ static int rmbd_parse_connect(struct nlattr **tb, void *arg)
 {
 	struct rmbd_connect_reply *r = arg;
 
-	if (tb[RMBD_CLIENT_ATTR_HOLDER]) {
-		nla_strlcpy(r->holder, tb[RMBD_CLIENT_ATTR_HOLDER],
-			    sizeof(r->holder));
+	if (tb[RMBD_CLIENT_ATTR_FAILED_LEG] || tb[RMBD_CLIENT_ATTR_HOLDER]) {
+		if (tb[RMBD_CLIENT_ATTR_FAILED_LEG])
+			r->failed_leg =
+				nla_get_u32(tb[RMBD_CLIENT_ATTR_FAILED_LEG]);
+		if (tb[RMBD_CLIENT_ATTR_HOLDER])
+			nla_strlcpy(r->holder, tb[RMBD_CLIENT_ATTR_HOLDER],
+				    sizeof(r->holder));
 		return 0;
 	}
 	return rmbd_parse_dev_info(tb, &r->dev);
+}
+
+/* The legs of DEV_CONNECT, as a RMBD_CLIENT_ATTR_LEGS nest */
+static int rmbd_put_legs(struct nl_msg *msg,
+			 const struct rmbd_connect_opts *opts)
+{
+	const struct rmbd_leg_opts *l;
+	struct nlattr *legs, *leg;
+	unsigned int i;
+	int ret = 0;
+
+	legs = nla_nest_start(msg, RMBD_CLIENT_ATTR_LEGS);
+	if (!legs)
+		return -NLE_NOMEM;
+	for (i = 0; !ret && i < opts->nr_legs; i++) {
+		l = &opts->legs[i];
+		leg = nla_nest_start(msg, RMBD_CLIENT_ATTR_LEG);
+		if (!leg)
+			return -NLE_NOMEM;
+		ret = nla_put_string(msg, RMBD_LEG_ATTR_ADDR, l->addr);
+		if (!ret && l->port)
+			ret = nla_put_u16(msg, RMBD_LEG_ATTR_PORT, l->port);
+		if (!ret)
+			ret = nla_put_string(msg, RMBD_LEG_ATTR_EXPORT_NAME,
+					     l->export_name);
+		if (!ret)
+			nla_nest_end(msg, leg);
+	}
+	if (!ret)
+		nla_nest_end(msg, legs);
+	return ret;
 }
 
 /* The attributes of DEV_CONNECT; optional ones only when given. */
@@ -848,12 +892,19 @@ static int rmbd_put_connect_opts(struct nl_msg *msg,
 {
 	int ret;
 
-	ret = nla_put_string(msg, RMBD_CLIENT_ATTR_ADDR, opts->addr);
-	if (!ret && opts->port)
-		ret = nla_put_u16(msg, RMBD_CLIENT_ATTR_PORT, opts->port);
-	if (!ret)
-		ret = nla_put_string(msg, RMBD_CLIENT_ATTR_EXPORT_NAME,
-				     opts->export_name);
+	if (opts->nr_legs) {
+		ret = rmbd_put_legs(msg, opts);
+	} else {
+		ret = nla_put_string(msg, RMBD_CLIENT_ATTR_ADDR, opts->addr);
+		if (!ret && opts->port)
+			ret = nla_put_u16(msg, RMBD_CLIENT_ATTR_PORT,
+					  opts->port);
+		if (!ret)
+			ret = nla_put_string(msg, RMBD_CLIENT_ATTR_EXPORT_NAME,
+					     opts->export_name);
+	}
+	if (!ret && opts->layout)
+		ret = nla_put_u8(msg, RMBD_CLIENT_ATTR_LAYOUT, opts->layout);
 	if (!ret && opts->nr_io_queues)
 		ret = nla_put_u32(msg, RMBD_CLIENT_ATTR_NR_IO_QUEUES,
 				  opts->nr_io_queues);
@@ -881,6 +932,34 @@ static int rmbd_put_connect_opts(struct nl_msg *msg,
 	return ret;
 }
 
+/* Whether the legs of @opts are there, and the device's own target not */
+static bool rmbd_legs_valid(const struct rmbd_connect_opts *opts)
+{
+	unsigned int i;
+
+	if (!opts->legs || opts->addr || opts->export_name || opts->port)
+		return false;
+	for (i = 0; i < opts->nr_legs; i++)
+		if (!opts->legs[i].addr || !opts->legs[i].export_name)
+			return false;
+	return true;
+}
+
+/* The kernel's message about a leg, with the leg named before it */
+static void rmbd_leg_errmsg(struct rmbd_ctx *ctx, const struct rmbd_leg_opts *l,
+			    int64_t i)
+{
+	char msg[sizeof(ctx->errmsg)];
+
+	memcpy(msg, ctx->errmsg, sizeof(msg));
+	if (l->port)
+		rmbd_set_errmsg(ctx, "leg %" PRId64 " (addr %s port %u export %s): %s",
+				i, l->addr, l->port, l->export_name, msg);
+	else
+		rmbd_set_errmsg(ctx, "leg %" PRId64 " (addr %s export %s): %s",
+				i, l->addr, l->export_name, msg);
+}
+
 int rmbd_dev_connect(struct rmbd_ctx *ctx,
 		     const struct rmbd_connect_opts *opts,
 		     struct rmbd_dev_info *out)
@@ -891,7 +970,8 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 	struct nl_msg *msg;
 	int ret;
 
-	if (!opts || !opts->addr || !opts->export_name) {
+	if (!opts || (opts->nr_legs ? !rmbd_legs_valid(opts) :
+		      !opts->addr || !opts->export_name)) {
 		ctx->errmsg[0] = '\0';
 		return -EINVAL;
 	}
@@ -914,9 +994,13 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 	if (rmbd_put_ret(msg, rmbd_put_connect_opts(msg, &o)))
 		return -EMSGSIZE;
 	memset(&r, 0, sizeof(r));
+	r.failed_leg = -1;
 	ret = rmbd_do(ctx, RMBD_FAM_CLIENT, msg, rmbd_parse_connect, &r);
 	if (ret == -EBUSY && r.holder[0])
 		rmbd_set_errmsg(ctx, "export in use by host %s", r.holder);
+	if (ret && o.nr_legs > 1 && r.failed_leg >= 0 &&
+	    r.failed_leg < o.nr_legs)
+		rmbd_leg_errmsg(ctx, &o.legs[r.failed_leg], r.failed_leg);
 	if (!ret && out)
 		*out = r.dev;
 	return ret;
@@ -1015,6 +1099,16 @@ const char *rmbd_dev_state_name(uint8_t state)
 	}
 }
 
+const char *rmbd_layout_name(uint8_t layout)
+{
+	switch (layout) {
+	case RMBD_LAYOUT_MIRROR:
+		return "mirror";
+	default:
+		return "unknown";
+	}
+}
+
 const char *rmbd_leg_state_name(uint8_t state)
 {
 	switch (state) {
@@ -1022,6 +1116,10 @@ const char *rmbd_leg_state_name(uint8_t state)
 		return "down";
 	case RMBD_LEG_STATE_UP:
 		return "up";
+	case RMBD_LEG_STATE_STALE:
+		return "stale";
+	case RMBD_LEG_STATE_FAILED:
+		return "failed";
 	default:
 		return "unknown";
 	}

@@ -135,6 +135,7 @@ struct rmbd_leg_info {
 	uint64_t slab_size;		/* its first OPEN, as these two */
 	uint32_t nr_slabs;
 	uint32_t nr_reconnects;		/* times its session was restored */
+	uint64_t dirty;			/* bytes it missed (state "stale") */
 };
 
 /* Legs of a device that struct rmbd_dev_info holds; the rest are left out. */
@@ -163,9 +164,18 @@ struct rmbd_dev_info {
 	/* 0 from a kernel that does not list them */
 	uint32_t nr_legs;
 	struct rmbd_leg_info legs[RMBD_DEV_MAX_LEGS];
+	uint8_t layout;			/* enum rmbd_layout; 0: unknown */
+};
+
+/* Where a leg of a device goes */
+struct rmbd_leg_opts {
+	const char *addr;
+	uint16_t port;			/* 0: RMBD_DEFAULT_PORT */
+	const char *export_name;
 };
 
 struct rmbd_connect_opts {
+	/* One target: addr, [port], export_name; or else legs. */
 	const char *addr;
 	uint16_t port;			/* 0: RMBD_DEFAULT_PORT */
 	const char *export_name;
@@ -190,6 +200,15 @@ struct rmbd_connect_opts {
 	const uint8_t *secret;
 	size_t secret_len;
 	bool read_only;			/* the device only reads */
+	/*
+	 * A device over several targets: nr_legs (1..RMBD_MAX_LEGS) legs,
+	 * on distinct exports, laid out as layout says (0:
+	 * RMBD_LAYOUT_MIRROR); addr, port and export_name then unset.  A
+	 * refusal's message then names the leg it is about.
+	 */
+	const struct rmbd_leg_opts *legs;
+	unsigned int nr_legs;
+	uint8_t layout;
 };
 
 /*
@@ -226,7 +245,9 @@ int rmbd_dev_get(struct rmbd_ctx *ctx, uint32_t index,
  * otherwise.
  */
 const char *rmbd_dev_state_name(uint8_t state);
-/* "down", "up"; "unknown" otherwise. */
+/* "mirror"; "unknown" otherwise. */
+const char *rmbd_layout_name(uint8_t layout);
+/* "down", "up", "stale", "failed"; "unknown" otherwise. */
 const char *rmbd_leg_state_name(uint8_t state);
 
 /*
@@ -318,7 +339,8 @@ int rmbd_event_recv(struct rmbd_ctx *ctx, struct rmbd_event *ev,
 
 /*
  * Names of events, no kernel needed.  rmbd_dev_event_name: "connected",
- * "link-down", "reconnecting", "live", "failed", "disconnected";
+ * "link-down", "reconnecting", "live", "failed", "disconnected",
+ * "degraded", "leg-back", "resync", "healthy";
  * rmbd_session_event_name: "up", "down"; "unknown" otherwise.
  */
 const char *rmbd_dev_event_name(uint8_t event);

@@ -111,6 +111,14 @@ const char *rmbd_dev_event_name(uint8_t event)
 		return "failed";
 	case RMBD_DEV_EVENT_DISCONNECTED:
 		return "disconnected";
+	case RMBD_DEV_EVENT_DEGRADED:
+		return "degraded";
+	case RMBD_DEV_EVENT_LEG_BACK:
+		return "leg-back";
+	case RMBD_DEV_EVENT_RESYNC:
+		return "resync";
+	case RMBD_DEV_EVENT_HEALTHY:
+		return "healthy";
 	default:
 		return "unknown";
 	}

@@ -37,6 +37,8 @@ static void print_leg(const struct rmbd_leg_info *l)
 	print_u64(PRINT_ANY, "slab_size", "slab %" PRIu64, l->slab_size);
 	print_u64(PRINT_ANY, "reconnects", "reconnects %" PRIu64,
 		  l->nr_reconnects);
+	print_u64(l->dirty ? PRINT_ANY : PRINT_JSON, "dirty",
+		  "dirty %" PRIu64, l->dirty);
 	print_close_object();
 }
 
@@ -50,6 +52,17 @@ void print_legs(const struct rmbd_dev_info *d)
 		print_leg(&d->legs[i]);
 	if (print_is_json())
 		print_close_array();
+}
+
+/* A live device with a leg that does not hold every write */
+bool dev_degraded(const struct rmbd_dev_info *d)
+{
+	uint32_t i;
+
+	for (i = 0; i < d->nr_legs; i++)
+		if (d->legs[i].state != RMBD_LEG_STATE_UP)
+			return d->state == RMBD_DEV_STATE_LIVE;
+	return false;
 }
 
 static void print_dev(const struct rmbd_dev_info *d)
@@ -83,6 +96,12 @@ static void print_dev(const struct rmbd_dev_info *d)
 	print_bool(PRINT_ANY, "read_only", "read_only", d->read_only);
 	print_u64(opt.details ? PRINT_ANY : PRINT_JSON, "slab_size",
 		  "slab %" PRIu64, d->slab_size);
+	/* A device of one leg has no copies to speak of, in text */
+	print_string(d->nr_legs > 1 ? PRINT_ANY : PRINT_JSON, "layout",
+		     "layout %s", rmbd_layout_name(d->layout));
+	print_u64(d->nr_legs > 1 ? PRINT_TEXT : PRINT_JSON, NULL,
+		  "legs %" PRIu64, d->nr_legs);
+	print_bool(PRINT_ANY, "degraded", "degraded", dev_degraded(d));
 	if (print_is_json()) {
 		print_legs(d);
 		print_close_object();
@@ -96,7 +115,7 @@ static void print_dev(const struct rmbd_dev_info *d)
 static void dev_help(FILE *f)
 {
 	fprintf(f,
-		"Usage: rmbd dev connect addr ADDR export NAME [ port PORT ]\n"
+		"Usage: rmbd dev connect LEG [ LEG ... ] [ layout mirror ]\n"
 		"                        [ queues N ] [ pollq N ] [ depth N ]\n"
 		"                        [ reconnect_delay SECONDS ] "
 		"[ loss_timeout SECONDS ]\n"
@@ -105,9 +124,14 @@ static void dev_help(FILE *f)
 		"       rmbd dev disconnect DEV [ force ]\n"
 		"       rmbd dev [ show [ DEV ] ]\n"
 		"       rmbd dev help\n"
-		"where  DEV := rmbdN | /dev/rmbdN | N\n"
+		"where  LEG := addr ADDR export NAME [ port PORT ]\n"
+		"       DEV := rmbdN | /dev/rmbdN | N\n"
 		"       ADDR := the target's IPv4 or IPv6 address\n"
 		"       PORT := 1-65535, default %d\n"
+		"       LEG: a target's export; with several (at most %d), "
+		"each holds a copy\n"
+		"            of the device (layout mirror): the device lives "
+		"on while one is up\n"
 		"       queues: 1-%d, default one per online CPU\n"
 		"       pollq: polled queues for io_uring hipri, 0-%d, default 0\n"
 		"       depth: 1-%d, default %d\n"
@@ -124,85 +148,187 @@ static void dev_help(FILE *f)
 		"       host: the host identity to give the target, default "
 		"this machine's\n"
 		"             (rmbd host)\n",
-		RMBD_DEFAULT_PORT, RMBD_MAX_IO_QUEUES, RMBD_MAX_IO_QUEUES,
+		RMBD_DEFAULT_PORT, RMBD_MAX_LEGS, RMBD_MAX_IO_QUEUES,
+		RMBD_MAX_IO_QUEUES,
 		RMBD_MAX_QUEUE_DEPTH, RMBD_DEFAULT_QUEUE_DEPTH,
 		RMBD_MAX_RECONNECT_DELAY, RMBD_DEFAULT_RECONNECT_DELAY,
 		RMBD_MAX_LOSS_TIMEOUT, RMBD_DEFAULT_LOSS_TIMEOUT);
 }
 
+/* The keywords of dev connect; the first three are a leg's. */
+enum {
+	KW_ADDR, KW_EXPORT, KW_PORT, KW_QUEUES, KW_DEPTH, KW_POLLQ,
+	KW_RECONNECT_DELAY, KW_LOSS_TIMEOUT, KW_SHARED, KW_HOST, KW_SECRET,
+	KW_READ_ONLY, KW_LAYOUT,
+};
+
+/*
+ * The legs of dev connect: each addr, export and port goes to the leg
+ * being given, or starts the next one when that leg has it already (so
+ * "addr A export E addr B export F" is two legs, and the keywords of one
+ * leg come in any order).  The other keywords are left in @rest.
+ */
+static int parse_legs(struct keyword *kw, int argc, char **argv,
+		      struct rmbd_leg_opts *legs, unsigned int *nr_legs,
+		      char **rest, int *nr_rest)
+{
+	const char *names[16], *port[RMBD_MAX_LEGS] = { NULL };
+	struct keyword pk = { .name = "port", .seen = true };
+	const char **field;
+	unsigned int n = 0, i;
+	int k, a, ret;
+
+	for (k = 0; kw[k].name; k++)
+		names[k] = kw[k].name;
+	names[k] = NULL;
+	*nr_rest = 0;
+	for (a = 0; a < argc; a++) {
+		k = match(names, argv[a]);
+		if (k < KW_ADDR || k > KW_PORT) {
+			rest[(*nr_rest)++] = argv[a];
+			if (k >= 0 && kw[k].has_value && a + 1 < argc)
+				rest[(*nr_rest)++] = argv[++a];
+			continue;
+		}
+		if (a + 1 >= argc)
+			return usage_error("missing value for '%s'",
+					   kw[k].name);
+		if (!n)
+			n = 1;
+		field = k == KW_ADDR ? &legs[n - 1].addr :
+			k == KW_EXPORT ? &legs[n - 1].export_name : &port[n - 1];
+		if (*field) {
+			if (n == RMBD_MAX_LEGS)
+				return usage_error("too many legs (at most %d)",
+						   RMBD_MAX_LEGS);
+			n++;
+			field = k == KW_ADDR ? &legs[n - 1].addr :
+				k == KW_EXPORT ? &legs[n - 1].export_name :
+				&port[n - 1];
+		}
+		*field = argv[++a];
+	}
+	if (!n)
+		return usage_error("missing keyword 'addr'");
+	for (i = 0; i < n; i++) {
+		if (!legs[i].addr || !legs[i].export_name) {
+			if (n == 1)
+				return usage_error("missing keyword '%s'",
+						   legs[i].addr ? "export" :
+						   "addr");
+			return usage_error("leg %u: missing keyword '%s'", i,
+					   legs[i].addr ? "export" : "addr");
+		}
+		ret = check_addr(legs[i].addr);
+		if (!ret)
+			ret = check_export_name(legs[i].export_name);
+		pk.value = port[i];
+		if (!ret && port[i])
+			ret = parse_port(&pk, &legs[i].port);
+		if (ret)
+			return ret;
+	}
+	*nr_legs = n;
+	return 0;
+}
+
 static int dev_connect(int argc, char **argv)
 {
 	struct keyword kw[] = {
-		{ .name = "addr", .has_value = true },
-		{ .name = "export", .has_value = true },
-		{ .name = "port", .has_value = true },
-		{ .name = "queues", .has_value = true },
-		{ .name = "depth", .has_value = true },
-		{ .name = "pollq", .has_value = true },
-		{ .name = "reconnect_delay", .has_value = true },
-		{ .name = "loss_timeout", .has_value = true },
-		{ .name = "shared" },
-		{ .name = "host", .has_value = true },
-		{ .name = "secret-file", .has_value = true },
-		{ .name = "read_only" },
+		[KW_ADDR] = { .name = "addr", .has_value = true },
+		[KW_EXPORT] = { .name = "export", .has_value = true },
+		[KW_PORT] = { .name = "port", .has_value = true },
+		[KW_QUEUES] = { .name = "queues", .has_value = true },
+		[KW_DEPTH] = { .name = "depth", .has_value = true },
+		[KW_POLLQ] = { .name = "pollq", .has_value = true },
+		[KW_RECONNECT_DELAY] = { .name = "reconnect_delay",
+					 .has_value = true },
+		[KW_LOSS_TIMEOUT] = { .name = "loss_timeout",
+				      .has_value = true },
+		[KW_SHARED] = { .name = "shared" },
+		[KW_HOST] = { .name = "host", .has_value = true },
+		[KW_SECRET] = { .name = "secret-file", .has_value = true },
+		[KW_READ_ONLY] = { .name = "read_only" },
+		[KW_LAYOUT] = { .name = "layout", .has_value = true },
 		{ }
 	};
+	struct rmbd_leg_opts legs[RMBD_MAX_LEGS] = { { 0 } };
 	uint8_t secret[RMBD_SECRET_MAX];
 	size_t secret_len = 0;
 	struct rmbd_connect_opts o = { 0 };
 	char host[RMBD_HOST_MAX];
 	struct rmbd_dev_info info;
+	unsigned int nr_legs = 0;
 	struct rmbd_ctx *ctx;
-	int ret;
+	char **rest;
+	int nr_rest, ret;
 
-	ret = parse_keywords(kw, argc, argv);
+	rest = calloc(argc + 1, sizeof(*rest));
+	if (!rest) {
+		fprintf(stderr, "rmbd: %s\n", strerror(ENOMEM));
+		return EXIT_FAIL;
+	}
+	ret = parse_legs(kw, argc, argv, legs, &nr_legs, rest, &nr_rest);
 	if (!ret)
-		ret = require(&kw[0]);
-	if (!ret)
-		ret = require(&kw[1]);
-	if (!ret)
-		ret = check_addr(kw[0].value);
-	if (!ret)
-		ret = check_export_name(kw[1].value);
-	if (!ret)
-		ret = parse_port(&kw[2], &o.port);
+		ret = parse_keywords(kw, nr_rest, rest);
+	free(rest);
 	if (ret)
 		return ret;
-	if (kw[3].seen && parse_uint(kw[3].value, 1, RMBD_MAX_IO_QUEUES,
-				     &o.nr_io_queues))
-		return usage_error("invalid queues '%s' (1-%d)", kw[3].value,
-				   RMBD_MAX_IO_QUEUES);
-	if (kw[4].seen && parse_uint(kw[4].value, 1, RMBD_MAX_QUEUE_DEPTH,
-				     &o.queue_depth))
-		return usage_error("invalid depth '%s' (1-%d)", kw[4].value,
-				   RMBD_MAX_QUEUE_DEPTH);
-	if (kw[5].seen && parse_uint(kw[5].value, 0, RMBD_MAX_IO_QUEUES,
-				     &o.nr_poll_queues))
-		return usage_error("invalid pollq '%s' (0-%d)", kw[5].value,
-				   RMBD_MAX_IO_QUEUES);
-	if (kw[6].seen && parse_uint(kw[6].value, 1, RMBD_MAX_RECONNECT_DELAY,
-				     &o.reconnect_delay))
+	if (kw[KW_QUEUES].seen &&
+	    parse_uint(kw[KW_QUEUES].value, 1, RMBD_MAX_IO_QUEUES,
+		       &o.nr_io_queues))
+		return usage_error("invalid queues '%s' (1-%d)",
+				   kw[KW_QUEUES].value, RMBD_MAX_IO_QUEUES);
+	if (kw[KW_DEPTH].seen &&
+	    parse_uint(kw[KW_DEPTH].value, 1, RMBD_MAX_QUEUE_DEPTH,
+		       &o.queue_depth))
+		return usage_error("invalid depth '%s' (1-%d)",
+				   kw[KW_DEPTH].value, RMBD_MAX_QUEUE_DEPTH);
+	if (kw[KW_POLLQ].seen &&
+	    parse_uint(kw[KW_POLLQ].value, 0, RMBD_MAX_IO_QUEUES,
+		       &o.nr_poll_queues))
+		return usage_error("invalid pollq '%s' (0-%d)",
+				   kw[KW_POLLQ].value, RMBD_MAX_IO_QUEUES);
+	if (kw[KW_RECONNECT_DELAY].seen &&
+	    parse_uint(kw[KW_RECONNECT_DELAY].value, 1,
+		       RMBD_MAX_RECONNECT_DELAY, &o.reconnect_delay))
 		return usage_error("invalid reconnect_delay '%s' (1-%d)",
-				   kw[6].value, RMBD_MAX_RECONNECT_DELAY);
-	if (kw[7].seen && parse_uint(kw[7].value, 0, RMBD_MAX_LOSS_TIMEOUT,
-				     &o.loss_timeout))
+				   kw[KW_RECONNECT_DELAY].value,
+				   RMBD_MAX_RECONNECT_DELAY);
+	if (kw[KW_LOSS_TIMEOUT].seen &&
+	    parse_uint(kw[KW_LOSS_TIMEOUT].value, 0, RMBD_MAX_LOSS_TIMEOUT,
+		       &o.loss_timeout))
 		return usage_error("invalid loss_timeout '%s' (0-%d)",
-				   kw[7].value, RMBD_MAX_LOSS_TIMEOUT);
-	o.has_loss_timeout = kw[7].seen;
-	o.shared = kw[8].seen;
-	o.read_only = kw[11].seen;
-	if (kw[9].seen && !rmbd_valid_host(kw[9].value))
-		return usage_error("invalid host identity '%s'", kw[9].value);
-	o.host = kw[9].value;
-	if (kw[10].seen) {
-		ret = read_secret_kw(&kw[10], secret, &secret_len);
+				   kw[KW_LOSS_TIMEOUT].value,
+				   RMBD_MAX_LOSS_TIMEOUT);
+	o.has_loss_timeout = kw[KW_LOSS_TIMEOUT].seen;
+	o.shared = kw[KW_SHARED].seen;
+	o.read_only = kw[KW_READ_ONLY].seen;
+	if (kw[KW_HOST].seen && !rmbd_valid_host(kw[KW_HOST].value))
+		return usage_error("invalid host identity '%s'",
+				   kw[KW_HOST].value);
+	o.host = kw[KW_HOST].value;
+	if (kw[KW_LAYOUT].seen) {
+		if (strcmp(kw[KW_LAYOUT].value, "mirror"))
+			return usage_error("invalid layout '%s' (mirror)",
+					   kw[KW_LAYOUT].value);
+		o.layout = RMBD_LAYOUT_MIRROR;
+	}
+	if (kw[KW_SECRET].seen) {
+		ret = read_secret_kw(&kw[KW_SECRET], secret, &secret_len);
 		if (ret)
 			return ret;
 		o.secret = secret;
 		o.secret_len = secret_len;
 	}
-	o.addr = kw[0].value;
-	o.export_name = kw[1].value;
+	if (nr_legs == 1) {
+		o.addr = legs[0].addr;
+		o.port = legs[0].port;
+		o.export_name = legs[0].export_name;
+	} else {
+		o.legs = legs;
+		o.nr_legs = nr_legs;
+	}
 
 	ret = open_ctx(&ctx);
 	if (ret)
@@ -214,7 +340,8 @@ static int dev_connect(int argc, char **argv)
 	    (o.host || !rmbd_host_default(host, sizeof(host)))) {
 		/* The names the kernel's message cannot give. */
 		fprintf(stderr, "rmbd: failed to connect device: %s: host %s is not allowed to use export %s\n",
-			strerror(EACCES), o.host ? o.host : host, o.export_name);
+			strerror(EACCES), o.host ? o.host : host,
+			legs[0].export_name);
 		ret = EXIT_FAIL;
 	} else if (ret < 0) {
 		ret = request_error(ctx, "connect device", ret);

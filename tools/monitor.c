@@ -71,6 +71,11 @@ static void print_dev_event(const struct rmbd_event *ev)
 	print_bool(print_detail(), "auth", "auth", d->auth);
 	print_bool(print_detail(), "read_only", "read_only", d->read_only);
 	print_u64(print_detail(), "slab_size", "slab %" PRIu64, d->slab_size);
+	print_string(d->nr_legs > 1 ? print_detail() : PRINT_JSON, "layout",
+		     "layout %s", rmbd_layout_name(d->layout));
+	print_u64(d->nr_legs > 1 && opt.details ? PRINT_TEXT : PRINT_JSON,
+		  NULL, "legs %" PRIu64, d->nr_legs);
+	print_bool(print_detail(), "degraded", "degraded", dev_degraded(d));
 	if (print_is_json())
 		print_legs(d);
 	print_close_object();

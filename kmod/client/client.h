@@ -4,11 +4,11 @@
  *
  * A device (struct rmbd_c_dev) is the block device: its blk-mq tag set
  * and disk, its index and state, and how long its I/O waits for a lost
- * session (the loss timeout).  It reaches the target through its leg
- * (struct rmbd_c_leg; one for now): the session to one export of one
- * target, with the admin exchange, the RDMA device and the memory regions
- * registered there, the export's slabs, the keepalive, the error work and
- * the reconnects.
+ * session (the loss timeout).  It reaches its targets through its legs
+ * (struct rmbd_c_leg; a mirror's copies): each the session to one export
+ * of one target, with the admin exchange, the RDMA device and the memory
+ * regions registered there, the export's slabs, the keepalive, the error
+ * work and the reconnects.
  *
  * A leg has an admin queue (index 0) used while connecting, then one
  * queue (struct rmbd_c_queue) per blk-mq hardware queue: N
@@ -71,7 +71,16 @@ enum {
 enum {
 	RMBD_C_LEG_IBDEV_GONE,	/* rdma_cm removes the RDMA device under us */
 	RMBD_C_LEG_ERR_PENDING,	/* err_work found recovery_lock taken */
-	RMBD_C_LEG_UP,		/* its session is set up and not halted */
+	RMBD_C_LEG_UP,		/* its session is set up and not failed */
+	/*
+	 * It holds every write the device completed: reads may go to it.
+	 * Cleared, under dev->sync_lock, when a write completes without it
+	 * (its dirty map then says where); set at connect.
+	 */
+	RMBD_C_LEG_IN_SYNC,
+	RMBD_C_LEG_RECOVERING,	/* lost: its reconnect_work is on */
+	RMBD_C_LEG_FAILED,	/* refused for good: no more reconnects */
+	RMBD_C_LEG_PORT_WAIT,	/* the reconnect said it waits for the port */
 };
 
 struct rmbd_c_dev;
@@ -113,9 +122,18 @@ struct rmbd_c_slab {
 	u32			rkey;
 };
 
-/* Legs of a device, and legs that hold a copy of a sector: one, for now */
-#define RMBD_C_MAX_LEGS		1
-#define RMBD_C_MAX_COPIES	1
+/* Legs that hold a copy of a sector: every leg of a mirror */
+#define RMBD_C_MAX_COPIES	RMBD_MAX_LEGS
+/* The device's dirty map: regions of 1 MiB, at most 2^20 of them */
+#define RMBD_C_REGION_SHIFT	20
+#define RMBD_C_MAX_REGIONS_SHIFT 20
+/*
+ * Writes in flight, counted by region modulo this: the resync holds off
+ * the writes of one such bucket while it copies a region (layout.c).
+ */
+#define RMBD_C_BARRIER_BUCKETS	64
+/* The resync's buffer, what it copies at a time at most */
+#define RMBD_C_RESYNC_PAGES	256
 
 struct rmbd_c_req;
 
@@ -138,6 +156,7 @@ struct rmbd_c_io {
 	struct ib_send_wr	*head;
 	struct ib_rdma_wr	wr;
 	blk_status_t		status;
+	bool			done;		/* completed, since queued */
 	int			nents;
 	struct ib_sge		*sge;
 	struct ib_rdma_wr	*parts;
@@ -157,6 +176,18 @@ struct rmbd_c_req {
 	/* Sessions on which it failed itself (not flushed), this request */
 	u8			faults;
 	u8			nr_io;		/* parts it was sent as */
+	/*
+	 * A read: the legs it failed on, by index (rmbd_c_read_leg() starts
+	 * over when it failed on every leg that holds the data)
+	 */
+	u16			tried;
+	/*
+	 * A write of a device with several legs: the regions, from
+	 * @wr_region on, it is counted in (dev->wr_inflight); 0 when none.
+	 */
+	u8			wr_regions;
+	unsigned long		wr_region;
+#define RMBD_C_TRIED_BITS	16
 	atomic_t		pending;
 	struct rmbd_c_io	*io[RMBD_C_MAX_COPIES];
 };
@@ -168,7 +199,16 @@ struct rmbd_c_req {
  */
 struct rmbd_c_leg {
 	struct rmbd_c_dev	*dev;
+	unsigned int		index;		/* in dev->legs[] */
 	unsigned long		flags;
+	/* Its queues are being torn down for good (rmbd_c_leg_stop()) */
+	bool			stopping;
+	/*
+	 * The device's regions (dev->region_shift) that it may not hold as
+	 * the device completed them: set with atomic bit operations when a
+	 * write completes without it, under dev->sync_lock.
+	 */
+	unsigned long		*dirty;
 	struct sockaddr_storage	addr;
 	char			addr_str[RMBD_ADDR_MAX];
 	u16			port;
@@ -286,8 +326,6 @@ struct rmbd_c_dev {
 	struct list_head	entry;
 	int			index;
 	u8			state;		/* enum rmbd_dev_state */
-	/* The leg's queues being torn down (rmbd_c_leg_stop()) */
-	bool			stopping;
 	/* rmbd_c_dev_connect() is adding the disk: not to be disconnected */
 	bool			adding;
 	unsigned long		flags;
@@ -321,12 +359,39 @@ struct rmbd_c_dev {
 	u32			loss_timeout;
 	unsigned long		loss_start;	/* jiffies */
 	/*
-	 * Its legs; one, for now.  The block layer's limits (size, segments,
-	 * request layout, read sinks) are the device's own, that every leg
-	 * satisfies (rmbd_c_dev_limits()).
+	 * Its legs, each a copy of the whole device (enum rmbd_layout:
+	 * mirror).  The block layer's limits (size, segments, request layout,
+	 * read sinks) are the device's own, that every leg satisfies
+	 * (rmbd_c_dev_limits()).
 	 */
+	u8			layout;
+	u64			size;		/* bytes, once the disk is set up */
 	unsigned int		nr_legs;
-	struct rmbd_c_leg	*legs[RMBD_C_MAX_LEGS];
+	struct rmbd_c_leg	*legs[RMBD_MAX_LEGS];
+	/*
+	 * Serialises what decides that a leg misses a write: a write that
+	 * completes without a leg (RMBD_C_LEG_IN_SYNC, leg->dirty) must have
+	 * reached a leg that is in sync at that moment.
+	 */
+	spinlock_t		sync_lock;
+	/* The dirty maps' regions: 1 << @region_shift bytes each */
+	unsigned int		region_shift;
+	unsigned long		nr_regions;
+	/*
+	 * The resync (rmbd_c_resync_work()) copies a stale leg's dirty
+	 * regions from a leg in sync: it reads each region through the disk
+	 * into @resync_pages and writes it back, to every leg that is up.
+	 * Meanwhile writes of the region's bucket (@resync_bucket, else -1)
+	 * wait, and it waits for those in flight (@wr_inflight) to end, so
+	 * that no write falls between its read and its write.  Its own
+	 * request is @resync_bio.
+	 */
+	struct work_struct	resync_work;
+	struct page		**resync_pages;
+	struct bio		*resync_bio;
+	int			resync_bucket;
+	wait_queue_head_t	resync_wait;
+	atomic_t		wr_inflight[RMBD_C_BARRIER_BUCKETS];
 	struct blk_mq_tag_set	tag_set;
 	struct gendisk		*disk;
 };
@@ -352,6 +417,7 @@ void rmbd_c_leg_flush(struct rmbd_c_leg *leg);
 void rmbd_c_leg_teardown(struct rmbd_c_leg *leg);
 void rmbd_c_leg_teardown_quiesced(struct rmbd_c_leg *leg);
 void rmbd_c_leg_stop(struct rmbd_c_leg *leg);
+void rmbd_c_leg_lost(struct rmbd_c_leg *leg);
 void rmbd_c_schedule_fail(struct rmbd_c_leg *leg);
 void rmbd_c_queues_fail(struct rmbd_c_leg *leg);
 void rmbd_c_keepalive_work(struct work_struct *work);
@@ -376,6 +442,7 @@ blk_status_t rmbd_c_io_prep(struct rmbd_c_queue *q, struct rmbd_c_io *io,
 			    struct request *rq, u64 idx, u64 off);
 void rmbd_c_io_queue(struct rmbd_c_queue *q, struct rmbd_c_io *io,
 		     bool last);
+void rmbd_c_io_unprep(struct rmbd_c_io *io);
 
 /* @req broke its session itself (RMBD_C_MAX_FAULTS); saturates. */
 static inline void rmbd_c_req_fault(struct rmbd_c_req *req)
@@ -385,10 +452,16 @@ static inline void rmbd_c_req_fault(struct rmbd_c_req *req)
 }
 
 /* dev.c: the block device */
-struct rmbd_c_connect_args {
+struct rmbd_c_leg_args {
 	const char	*addr;
 	u16		port;
 	const char	*export_name;
+};
+
+struct rmbd_c_connect_args {
+	unsigned int		nr_legs;
+	struct rmbd_c_leg_args	legs[RMBD_MAX_LEGS];
+	u8		layout;
 	const char	*host;		/* valid, or "" */
 	const u8	*secret;	/* NULL, or secret_len bytes */
 	unsigned int	secret_len;
@@ -401,6 +474,8 @@ struct rmbd_c_connect_args {
 	bool		read_only;
 	/* Output: who holds the export, when refused as in use; or "". */
 	char		holder[RMBD_HOST_MAX];
+	/* Output: the leg that failed, or -1 */
+	int		failed_leg;
 };
 
 int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
@@ -412,6 +487,23 @@ void rmbd_c_dev_kill(struct rmbd_c_dev *dev);
 void rmbd_c_dev_put(struct rmbd_c_dev *dev);
 int rmbd_c_dev_init(void);
 void rmbd_c_dev_exit(void);
+
+/* layout.c: which legs hold what, and what they missed */
+bool rmbd_c_dev_readable(struct rmbd_c_dev *dev);
+void rmbd_c_leg_missed(struct rmbd_c_leg *leg, u64 pos, u64 len);
+struct rmbd_c_leg *rmbd_c_read_leg(struct rmbd_c_dev *dev,
+				   struct rmbd_c_req *req, struct request *rq);
+void rmbd_c_unprep(struct rmbd_c_req *req, unsigned int n);
+blk_status_t rmbd_c_write_parts(struct rmbd_c_dev *dev,
+				struct blk_mq_hw_ctx *hctx, struct rmbd_c_req *req,
+				struct request *rq, u64 pos, unsigned int *nr);
+bool rmbd_c_legs_decide(struct rmbd_c_dev *dev, struct request *rq);
+int rmbd_c_dirty_alloc(struct rmbd_c_dev *dev);
+void rmbd_c_dirty_free(struct rmbd_c_dev *dev);
+bool rmbd_c_write_enter(struct rmbd_c_dev *dev, struct request *rq);
+void rmbd_c_write_exit(struct rmbd_c_dev *dev, struct rmbd_c_req *req);
+void rmbd_c_resync_start(struct rmbd_c_dev *dev);
+void rmbd_c_resync_work(struct work_struct *work);
 
 /* netlink.c */
 int rmbd_c_netlink_init(void);

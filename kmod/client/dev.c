@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rmbd client: the block device.  Its blk-mq queues send each request to
- * the leg that holds its sectors; connect, disconnect, and giving up when
- * the leg does not come back.
+ * the legs that hold its sectors (a mirror: a write to every leg that is
+ * up, a read to one that holds every write), and decide its fate when a
+ * leg fails it; connect, disconnect, and giving up when no leg with the
+ * data comes back.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -19,6 +21,9 @@
 #include "client.h"
 
 static DEFINE_IDA(rmbd_c_ida);
+
+/* A read's tried legs are bits of rmbd_c_req.tried. */
+static_assert(RMBD_MAX_LEGS <= RMBD_C_TRIED_BITS);
 static int rmbd_c_major;
 
 #define RMBD_C_IO_TIMEOUT	(30 * HZ)
@@ -60,16 +65,38 @@ static void rmbd_c_commit_rqs(struct blk_mq_hw_ctx *hctx)
 		rmbd_c_post_batch(rmbd_c_leg_queue(dev->legs[i], hctx));
 }
 
+/*
+ * No leg that is up holds the data @rq needs: it waits for one, as all
+ * requests do while the device recovers, or fails at once without a loss
+ * timeout.
+ */
+static blk_status_t rmbd_c_wait_leg(struct rmbd_c_dev *dev,
+				    struct blk_mq_hw_ctx *hctx,
+				    struct request *rq, bool last)
+{
+	if (!dev->loss_timeout)
+		return BLK_STS_IOERR;
+	if (blk_noretry_request(rq))
+		return rmbd_c_fail_fast(rq);
+	set_bit(RMBD_C_DEV_RECOVERING, &dev->flags);
+	blk_mq_start_request(rq);
+	rmbd_c_park(dev, rq);
+	if (last)
+		rmbd_c_commit_rqs(hctx);
+	return BLK_STS_OK;
+}
+
 static blk_status_t rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
 				    const struct blk_mq_queue_data *bd)
 {
 	struct rmbd_c_dev *dev = hctx->driver_data;
-	struct rmbd_c_leg *leg = dev->legs[0];
-	struct rmbd_c_queue *q = rmbd_c_leg_queue(leg, hctx);
 	struct request *rq = bd->rq;
 	struct rmbd_c_req *req = blk_mq_rq_to_pdu(rq);
 	u64 pos = (u64)blk_rq_pos(rq) << SECTOR_SHIFT;
+	struct rmbd_c_queue *q;
+	struct rmbd_c_leg *leg;
 	blk_status_t status;
+	unsigned int i, n;
 
 	/* Given up: fail at once, without a look at the session. */
 	if (unlikely(test_bit(RMBD_C_DEV_DEAD, &dev->flags)))
@@ -77,6 +104,7 @@ static blk_status_t rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
 	/* New, not requeued: none of its tries failed yet. */
 	if (!(rq->rq_flags & RQF_DONTPREP)) {
 		req->faults = 0;
+		req->tried = 0;
 		rq->rq_flags |= RQF_DONTPREP;
 	}
 	/* Pairs with rmbd_c_release_requests(): the new session's state. */
@@ -89,18 +117,48 @@ static blk_status_t rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
 			rmbd_c_commit_rqs(hctx);
 		return BLK_STS_OK;
 	}
-	/* The block layer only warns about writes to a read-only disk. */
-	if (unlikely(dev->read_only && op_is_write(req_op(rq))))
-		return BLK_STS_IOERR;
-	status = rmbd_c_io_prep(q, req->io[0], rq, pos >> leg->slab_shift,
-				pos & (leg->slab_size - 1));
-	if (unlikely(status))
-		return status;
+	if (op_is_write(req_op(rq))) {
+		/* The block layer only warns about writes to a read-only disk. */
+		if (unlikely(dev->read_only))
+			return BLK_STS_IOERR;
+		/* Held off while the resync copies its region */
+		if (dev->nr_legs > 1 && rmbd_c_write_enter(dev, rq)) {
+			if (bd->last)
+				rmbd_c_commit_rqs(hctx);
+			return BLK_STS_OK;
+		}
+		status = rmbd_c_write_parts(dev, hctx, req, rq, pos, &n);
+		if (unlikely(status || !n) && req->wr_regions)
+			rmbd_c_write_exit(dev, req);
+		if (unlikely(status))
+			return status;
+		if (unlikely(!n))
+			return rmbd_c_wait_leg(dev, hctx, rq, bd->last);
+	} else {
+		for (;;) {
+			leg = rmbd_c_read_leg(dev, req, rq);
+			if (unlikely(!leg))
+				return rmbd_c_wait_leg(dev, hctx, rq, bd->last);
+			q = rmbd_c_leg_queue(leg, hctx);
+			status = rmbd_c_io_prep(q, req->io[0], rq,
+						pos >> leg->slab_shift,
+						pos & (leg->slab_size - 1));
+			if (likely(!status))
+				break;
+			/* Its queue failed meanwhile: another leg, if any */
+			if (status != BLK_STS_IOERR || dev->nr_legs == 1 ||
+			    test_bit(RMBD_C_Q_LIVE, &q->flags))
+				return status;
+			rmbd_c_leg_lost(leg);
+		}
+		n = 1;
+	}
 	req->status = BLK_STS_OK;
-	req->nr_io = 1;
-	atomic_set(&req->pending, 1);
+	req->nr_io = n;
+	atomic_set(&req->pending, n);
 	blk_mq_start_request(rq);
-	rmbd_c_io_queue(q, req->io[0], bd->last);
+	for (i = 0; i < n; i++)
+		rmbd_c_io_queue(req->io[i]->queue, req->io[i], bd->last);
 	return BLK_STS_OK;
 }
 
@@ -109,6 +167,8 @@ static void rmbd_c_complete_rq(struct request *rq)
 	struct rmbd_c_req *req = blk_mq_rq_to_pdu(rq);
 	struct rmbd_c_dev *dev = rq->q->queuedata;
 
+	if (req->wr_regions)
+		rmbd_c_write_exit(dev, req);
 	/*
 	 * A request that failed with the connection is parked until the
 	 * session is back (or the loss timeout ends the wait).  Redoing a
@@ -117,6 +177,10 @@ static void rmbd_c_complete_rq(struct request *rq)
 	 * work request failed on RMBD_C_MAX_FAULTS sessions: each reconnect
 	 * succeeds, so the loss timeout would never end its loop.
 	 */
+	if (unlikely(req->status) && dev->nr_legs > 1 &&
+	    !test_bit(RMBD_C_DEV_DEAD, &dev->flags) &&
+	    rmbd_c_legs_decide(dev, rq))
+		return;
 	if (unlikely(req->status) &&
 	    test_bit(RMBD_C_DEV_RECOVERING, &dev->flags) &&
 	    !test_bit(RMBD_C_DEV_DEAD, &dev->flags)) {
@@ -160,10 +224,12 @@ static enum blk_eh_timer_return rmbd_c_timeout(struct request *rq)
 	}
 	/*
 	 * The request completes from its flushed work requests once the QPs
-	 * are in the error state: it completes exactly once.
+	 * are in the error state: it completes exactly once.  Only the legs
+	 * that did not answer fail.
 	 */
 	for (i = 0; i < req->nr_io; i++)
-		rmbd_c_schedule_fail(req->io[i]->queue->leg);
+		if (!READ_ONCE(req->io[i]->done))
+			rmbd_c_schedule_fail(req->io[i]->queue->leg);
 	return BLK_EH_RESET_TIMER;
 }
 
@@ -213,7 +279,8 @@ static int rmbd_c_init_request(struct blk_mq_tag_set *set, struct request *rq,
 	unsigned int c, i;
 
 	req->nr_io = 0;
-	for (c = 0; c < RMBD_C_MAX_COPIES; c++) {
+	req->wr_regions = 0;
+	for (c = 0; c < dev->nr_legs; c++) {
 		io = (void *)(req + 1) + c * dev->io_size;
 		req->io[c] = io;
 		io->req = req;
@@ -280,8 +347,12 @@ static void rmbd_c_loss_work(struct work_struct *work)
 	mutex_unlock(&rmbd_c_mutex);
 	if (!expired)
 		return;
-	pr_warn("rmbd%d: %pISpc not back within %u s, I/O fails\n",
-		dev->index, &dev->legs[0]->addr, dev->loss_timeout);
+	if (dev->nr_legs == 1)
+		pr_warn("rmbd%d: %pISpc not back within %u s, I/O fails\n",
+			dev->index, &dev->legs[0]->addr, dev->loss_timeout);
+	else
+		pr_warn("rmbd%d: no leg with its data back within %u s, I/O fails\n",
+			dev->index, dev->loss_timeout);
 	rmbd_c_dev_kill(dev);
 	rmbd_c_notify(dev, RMBD_DEV_EVENT_FAILED);
 }
@@ -360,11 +431,11 @@ static void rmbd_c_dev_limits(struct rmbd_c_dev *dev,
 
 static noinline int rmbd_c_disk_add(struct rmbd_c_dev *dev)
 {
-	struct rmbd_c_leg *leg = dev->legs[0];
 	struct blk_mq_tag_set *set = &dev->tag_set;
 	struct rmbd_c_limits lim;
 	struct request_queue *q;
 	struct gendisk *disk;
+	unsigned int i;
 	int ret;
 
 	rmbd_c_dev_limits(dev, &lim);
@@ -380,7 +451,7 @@ static noinline int rmbd_c_disk_add(struct rmbd_c_dev *dev)
 			     (dev->req_wrs - 1) * sizeof(struct ib_rdma_wr),
 			     __alignof__(struct rmbd_c_io));
 	set->cmd_size = sizeof(struct rmbd_c_req) +
-			RMBD_C_MAX_COPIES * dev->io_size;
+			dev->nr_legs * dev->io_size;
 	set->flags = BLK_MQ_F_SHOULD_MERGE;
 	set->driver_data = dev;
 	set->timeout = RMBD_C_IO_TIMEOUT;
@@ -426,6 +497,7 @@ static noinline int rmbd_c_disk_add(struct rmbd_c_dev *dev)
 	dev->disk->private_data = dev;
 	snprintf(dev->disk->disk_name, DISK_NAME_LEN, "rmbd%d", dev->index);
 	set_capacity(dev->disk, lim.size >> SECTOR_SHIFT);
+	dev->size = lim.size;
 	set_disk_ro(dev->disk, dev->read_only);
 	/*
 	 * From now on a failure (in add_disk()'s partition scan, say)
@@ -446,10 +518,14 @@ out_put_disk:
 	 * rmbd_c_remove_one(), under recovery_lock.
 	 */
 	rmbd_c_recovery_end(dev);
-	mutex_lock(&leg->recovery_lock);
+	rmbd_c_release_requests(dev);
+	cancel_work_sync(&dev->resync_work);
+	for (i = 0; i < dev->nr_legs; i++)
+		mutex_lock_nested(&dev->legs[i]->recovery_lock, i);
 	disk = dev->disk;
 	dev->disk = NULL;
-	rmbd_c_recovery_unlock(leg);
+	for (i = dev->nr_legs; i-- > 0; )
+		rmbd_c_recovery_unlock(dev->legs[i]);
 	put_disk(disk);
 out_free_tag_set:
 	blk_mq_free_tag_set(set);
@@ -475,6 +551,7 @@ static void rmbd_c_dev_release(struct kref *ref)
 	struct rmbd_c_leg *leg;
 	unsigned int i;
 
+	rmbd_c_dirty_free(dev);
 	for (i = 0; i < dev->nr_legs; i++) {
 		leg = dev->legs[i];
 		crypto_free_shash(leg->auth_tfm);
@@ -527,7 +604,8 @@ static bool rmbd_c_same_addr(const struct sockaddr_storage *a,
  * other hosts to the target, which keeps them apart.  Called with
  * rmbd_c_mutex held.
  */
-static struct rmbd_c_dev *rmbd_c_dev_twin(const struct rmbd_c_dev *dev)
+static struct rmbd_c_dev *rmbd_c_dev_twin(const struct rmbd_c_dev *dev,
+					  int *leg)
 {
 	const struct rmbd_c_leg *a, *b;
 	struct rmbd_c_dev *d;
@@ -546,68 +624,159 @@ static struct rmbd_c_dev *rmbd_c_dev_twin(const struct rmbd_c_dev *dev)
 			for (j = 0; j < dev->nr_legs; j++) {
 				b = dev->legs[j];
 				if (!strcmp(a->export_name, b->export_name) &&
-				    rmbd_c_same_addr(&a->addr, &b->addr))
+				    rmbd_c_same_addr(&a->addr, &b->addr)) {
+					*leg = j;
 					return d;
+				}
 			}
 		}
 	}
 	return NULL;
 }
 
-/**
- * rmbd_c_dev_connect() - connect to an export and create its block device
- * @args: where and what to connect to; validated by the caller
- * @index: N of the new rmbdN; look it up under rmbd_c_mutex, it may be
- *	disconnected already
- * @why: a message for the administrator on failure
- */
-int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
-		       const char **why)
+/* A new leg @i of @dev, to where @la says; *@why says why not. */
+static int rmbd_c_leg_new(struct rmbd_c_dev *dev, unsigned int i,
+			  const struct rmbd_c_leg_args *la,
+			  const struct rmbd_c_connect_args *args,
+			  const char **why)
 {
-	struct rmbd_c_dev *dev;
 	struct rmbd_c_leg *leg;
 	char port[8];
 	int ret;
 
-	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
 	leg = kzalloc(sizeof(*leg), GFP_KERNEL);
-	if (!dev || !leg) {
-		kfree(leg);
-		kfree(dev);
+	if (!leg) {
 		*why = "could not allocate the device";
 		return -ENOMEM;
 	}
-	/* From here on rmbd_c_dev_put() frees both. */
-	kref_init(&dev->ref);
+	/* From here on rmbd_c_dev_put() frees it. */
 	leg->dev = dev;
-	dev->legs[0] = leg;
-	dev->nr_legs = 1;
-	snprintf(port, sizeof(port), "%u", args->port);
-	ret = rmbd_valid_addr(args->addr) ?
-	      inet_pton_with_scope(&init_net, AF_UNSPEC, args->addr, port,
+	leg->index = i;
+	mutex_init(&leg->recovery_lock);
+	INIT_WORK(&leg->err_work, rmbd_c_err_work);
+	INIT_DELAYED_WORK(&leg->reconnect_work, rmbd_c_reconnect_work);
+	INIT_DELAYED_WORK(&leg->ka_work, rmbd_c_keepalive_work);
+	dev->legs[i] = leg;
+	dev->nr_legs = i + 1;
+
+	snprintf(port, sizeof(port), "%u", la->port);
+	ret = rmbd_valid_addr(la->addr) ?
+	      inet_pton_with_scope(&init_net, AF_UNSPEC, la->addr, port,
 				   &leg->addr) : -EINVAL;
 	if (ret) {
 		*why = "not an IPv4 or IPv6 address";
-		rmbd_c_dev_put(dev);
 		return -EINVAL;
 	}
-	strscpy(leg->addr_str, args->addr, sizeof(leg->addr_str));
-	strscpy(leg->export_name, args->export_name,
-		sizeof(leg->export_name));
-	strscpy(dev->host, args->host, sizeof(dev->host));
+	strscpy(leg->addr_str, la->addr, sizeof(leg->addr_str));
+	strscpy(leg->export_name, la->export_name, sizeof(leg->export_name));
+	leg->port = la->port;
+	leg->shared = args->shared;
+	leg->read_only = args->read_only;
 	if (args->secret) {
 		leg->auth_tfm = rmbd_auth_tfm(args->secret, args->secret_len);
 		if (IS_ERR(leg->auth_tfm)) {
 			ret = PTR_ERR(leg->auth_tfm);
 			leg->auth_tfm = NULL;
-			rmbd_c_dev_put(dev);
 			*why = "cannot set up HMAC-SHA-256 (crypto API)";
 			return ret == -ENOMEM ? ret : -EIO;
 		}
 	}
-	leg->port = args->port;
-	leg->shared = args->shared;
-	leg->read_only = args->read_only;
+	return 0;
+}
+
+/*
+ * Start every leg, each under its recovery lock: an error meanwhile (the
+ * RDMA device removed, a queue failing) waits for it in the error work,
+ * which would else tear the session down under us.
+ */
+static int rmbd_c_legs_start(struct rmbd_c_dev *dev, int *failed_leg,
+			     const char **why)
+{
+	struct rmbd_c_leg *leg;
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < dev->nr_legs; i++) {
+		leg = dev->legs[i];
+		mutex_lock(&leg->recovery_lock);
+		ret = rmbd_c_leg_start(leg, why);
+		if (ret) {
+			rmbd_c_leg_stop(leg);
+			rmbd_c_recovery_unlock(leg);
+			*failed_leg = i;
+			return ret;
+		}
+		/* At connect every leg is taken to hold the same data. */
+		set_bit(RMBD_C_LEG_IN_SYNC, &leg->flags);
+		rmbd_c_recovery_unlock(leg);
+	}
+	return 0;
+}
+
+/* Stop every leg, on a failed connect or a disconnect. */
+static void rmbd_c_legs_stop(struct rmbd_c_dev *dev)
+{
+	struct rmbd_c_leg *leg;
+	unsigned int i;
+
+	for (i = 0; i < dev->nr_legs; i++) {
+		leg = dev->legs[i];
+		mutex_lock(&leg->recovery_lock);
+		rmbd_c_leg_stop(leg);
+		rmbd_c_recovery_unlock(leg);
+		cancel_work_sync(&leg->err_work);
+	}
+}
+
+/**
+ * rmbd_c_dev_connect() - connect to exports and create their block device
+ * @args: where and what to connect to; validated by the caller
+ * @index: N of the new rmbdN; look it up under rmbd_c_mutex, it may be
+ *	disconnected already
+ * @why: a message for the administrator on failure; args->failed_leg
+ *	then says which leg it is about, if one
+ */
+int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
+		       const char **why)
+{
+	struct rmbd_c_leg *leg;
+	struct rmbd_c_dev *dev;
+	unsigned int i, j;
+	int ret;
+
+	args->failed_leg = -1;
+	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
+	if (!dev) {
+		*why = "could not allocate the device";
+		return -ENOMEM;
+	}
+	/* From here on rmbd_c_dev_put() frees it and its legs. */
+	kref_init(&dev->ref);
+	spin_lock_init(&dev->sync_lock);
+	INIT_DELAYED_WORK(&dev->loss_work, rmbd_c_loss_work);
+	INIT_WORK(&dev->resync_work, rmbd_c_resync_work);
+	init_waitqueue_head(&dev->resync_wait);
+	dev->resync_bucket = -1;
+	for (i = 0; i < args->nr_legs; i++) {
+		ret = rmbd_c_leg_new(dev, i, &args->legs[i], args, why);
+		if (ret) {
+			args->failed_leg = i;
+			rmbd_c_dev_put(dev);
+			return ret;
+		}
+		for (j = 0; j < i; j++) {
+			leg = dev->legs[j];
+			if (!strcmp(leg->export_name, dev->legs[i]->export_name) &&
+			    rmbd_c_same_addr(&leg->addr, &dev->legs[i]->addr)) {
+				args->failed_leg = i;
+				rmbd_c_dev_put(dev);
+				*why = "two legs of a device on the same export";
+				return -EINVAL;
+			}
+		}
+	}
+	strscpy(dev->host, args->host, sizeof(dev->host));
+	dev->layout = args->layout;
 	dev->read_only = args->read_only;
 	dev->nr_io_queues = args->nr_io_queues;
 	dev->nr_poll_queues = args->nr_poll_queues;
@@ -615,11 +784,6 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 	dev->state = RMBD_DEV_STATE_CONNECTING;
 	dev->reconnect_delay = args->reconnect_delay;
 	dev->loss_timeout = args->loss_timeout;
-	mutex_init(&leg->recovery_lock);
-	INIT_WORK(&leg->err_work, rmbd_c_err_work);
-	INIT_DELAYED_WORK(&leg->reconnect_work, rmbd_c_reconnect_work);
-	INIT_DELAYED_WORK(&dev->loss_work, rmbd_c_loss_work);
-	INIT_DELAYED_WORK(&leg->ka_work, rmbd_c_keepalive_work);
 
 	ret = ida_alloc_max(&rmbd_c_ida, MINORMASK / RMBD_C_MINORS,
 			    GFP_KERNEL);
@@ -631,7 +795,7 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 	}
 	dev->index = ret;
 	mutex_lock(&rmbd_c_mutex);
-	if (!leg->shared && rmbd_c_dev_twin(dev)) {
+	if (!args->shared && rmbd_c_dev_twin(dev, &args->failed_leg)) {
 		mutex_unlock(&rmbd_c_mutex);
 		ida_free(&rmbd_c_ida, dev->index);
 		rmbd_c_dev_put(dev);
@@ -642,28 +806,29 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 	mutex_unlock(&rmbd_c_mutex);
 
 	/*
-	 * Under the recovery lock: an error meanwhile (the RDMA device
-	 * removed, a queue failing) waits for it in the error work, which
-	 * would else tear the session down under us.  Not across
-	 * rmbd_c_disk_add(): its partition scan does I/O, which a failure
-	 * may leave waiting for the error work.
+	 * Not across rmbd_c_disk_add(): its partition scan does I/O, which
+	 * a failure may leave waiting for the error work.
 	 */
-	mutex_lock(&leg->recovery_lock);
-	ret = rmbd_c_leg_start(leg, why);
+	ret = rmbd_c_legs_start(dev, &args->failed_leg, why);
+	if (ret)
+		goto out_stop;
+	ret = rmbd_c_dirty_alloc(dev);
 	if (ret) {
-		rmbd_c_leg_stop(leg);
-		rmbd_c_recovery_unlock(leg);
-		goto out_free;
+		*why = "could not allocate the legs' dirty maps";
+		goto out_stop;
 	}
-	rmbd_c_recovery_unlock(leg);
 	ret = rmbd_c_disk_add(dev);
 	if (ret) {
 		*why = "cannot create the block device";
 		goto out_stop;
 	}
-	pr_info("rmbd%d: %llu bytes of %s on %pISpc, %u I/O and %u poll queues\n",
-		dev->index, leg->size, leg->export_name, &leg->addr,
-		dev->nr_io_queues, dev->nr_poll_queues);
+	for (i = 0; i < dev->nr_legs; i++) {
+		leg = dev->legs[i];
+		pr_info("rmbd%d: %s%llu bytes of %s on %pISpc, %u I/O and %u poll queues\n",
+			dev->index, dev->nr_legs > 1 ? "mirror leg: " : "",
+			leg->size, leg->export_name, &leg->addr,
+			dev->nr_io_queues, dev->nr_poll_queues);
+	}
 	mutex_lock(&rmbd_c_mutex);
 	/*
 	 * Recovering (or failed, with loss_timeout 0) if a queue failed
@@ -672,7 +837,10 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 	 */
 	if (dev->state == RMBD_DEV_STATE_CONNECTING) {
 		dev->state = RMBD_DEV_STATE_LIVE;
-		rmbd_c_keepalive_start(leg);
+		for (i = 0; i < dev->nr_legs; i++)
+			if (!test_bit(RMBD_C_LEG_RECOVERING,
+				      &dev->legs[i]->flags))
+				rmbd_c_keepalive_start(dev->legs[i]);
 	}
 	dev->adding = false;
 	*index = dev->index;
@@ -685,12 +853,10 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 
 out_stop:
 	rmbd_c_recovery_end(dev);
-	mutex_lock(&leg->recovery_lock);
-	rmbd_c_leg_stop(leg);
-	rmbd_c_recovery_unlock(leg);
-out_free:
-	cancel_work_sync(&leg->err_work);
-	strscpy(args->holder, leg->holder, sizeof(args->holder));
+	rmbd_c_legs_stop(dev);
+	if (args->failed_leg >= 0)
+		strscpy(args->holder, dev->legs[args->failed_leg]->holder,
+			sizeof(args->holder));
 	rmbd_c_dev_free(dev);
 	return ret;
 }
@@ -703,6 +869,8 @@ static void rmbd_c_dev_remove(struct rmbd_c_dev *dev)
 	/* No reconnect from here on; parked requests fail. */
 	rmbd_c_recovery_end(dev);
 	rmbd_c_release_requests(dev);
+	/* Its requests fail now, and it stops. */
+	cancel_work_sync(&dev->resync_work);
 	/* A session that stopped leaves nothing in flight for del_gendisk. */
 	for (i = 0; i < dev->nr_legs; i++) {
 		leg = dev->legs[i];
@@ -712,13 +880,7 @@ static void rmbd_c_dev_remove(struct rmbd_c_dev *dev)
 	}
 	/* Waits for in-flight I/O; a dead link fails it via the timeout. */
 	del_gendisk(dev->disk);
-	for (i = 0; i < dev->nr_legs; i++) {
-		leg = dev->legs[i];
-		mutex_lock(&leg->recovery_lock);
-		rmbd_c_leg_stop(leg);
-		rmbd_c_recovery_unlock(leg);
-		cancel_work_sync(&leg->err_work);
-	}
+	rmbd_c_legs_stop(dev);
 	rmbd_c_notify(dev, RMBD_DEV_EVENT_DISCONNECTED);
 	put_disk(dev->disk);
 	blk_mq_free_tag_set(&dev->tag_set);

@@ -29,18 +29,33 @@
 #define RMBD_C_ZERO_MAX		(2U << 20)
 
 /**
- * rmbd_c_schedule_fail() - the session is broken: recover or fail
+ * rmbd_c_leg_lost() - the leg's session is broken
  * @leg: the leg
  *
- * From now on requests that fail are requeued rather than ended, unless
- * the device is dead; err_work decides what happens next.
+ * The leg takes no new I/O from now on.  When no other leg holds the
+ * device's data, requests that fail are requeued rather than ended,
+ * unless the device is dead.
  */
-void rmbd_c_schedule_fail(struct rmbd_c_leg *leg)
+void rmbd_c_leg_lost(struct rmbd_c_leg *leg)
 {
 	struct rmbd_c_dev *dev = leg->dev;
 
-	if (dev->loss_timeout)
+	clear_bit(RMBD_C_LEG_UP, &leg->flags);
+	/* Pairs with itself on another leg: one of two failing legs sees. */
+	smp_mb__after_atomic();
+	if (dev->loss_timeout && !rmbd_c_dev_readable(dev))
 		set_bit(RMBD_C_DEV_RECOVERING, &dev->flags);
+}
+
+/**
+ * rmbd_c_schedule_fail() - the session is broken: recover or fail
+ * @leg: the leg
+ *
+ * As rmbd_c_leg_lost(); err_work decides what happens next.
+ */
+void rmbd_c_schedule_fail(struct rmbd_c_leg *leg)
+{
+	rmbd_c_leg_lost(leg);
 	queue_work(rmbd_c_wq, &leg->err_work);
 }
 
@@ -841,7 +856,7 @@ void rmbd_c_keepalive_work(struct work_struct *work)
 				sizeof(struct rmbd_msg_hdr), &why);
 	memalloc_noio_restore(noio);
 	if (ret) {
-		if (!READ_ONCE(leg->dev->stopping))
+		if (!READ_ONCE(leg->stopping))
 			pr_warn("rmbd%d: keepalive failed (%d) %s\n",
 				leg->dev->index, ret, why);
 		rmbd_c_schedule_fail(leg);
@@ -992,7 +1007,7 @@ void rmbd_c_leg_teardown(struct rmbd_c_leg *leg)
 void rmbd_c_leg_stop(struct rmbd_c_leg *leg)
 {
 	mutex_lock(&rmbd_c_mutex);
-	leg->dev->stopping = true;
+	leg->stopping = true;
 	mutex_unlock(&rmbd_c_mutex);
 	rmbd_c_leg_teardown(leg);
 	kfree(leg->queues);
@@ -1027,7 +1042,7 @@ void rmbd_c_leg_teardown_quiesced(struct rmbd_c_leg *leg)
  */
 void rmbd_c_recovery_unlock(struct rmbd_c_leg *leg)
 {
-	bool stopped = leg->dev->stopping;
+	bool stopped = leg->stopping;
 
 	mutex_unlock(&leg->recovery_lock);
 	/* Pairs with the barrier in rmbd_c_err_work(). */
@@ -1037,21 +1052,33 @@ void rmbd_c_recovery_unlock(struct rmbd_c_leg *leg)
 }
 
 /*
- * The session broke: a live device with a loss timeout parks its I/O and
- * starts reconnecting; otherwise the device fails.  Called with
- * recovery_lock held.
+ * The session broke.  When another leg holds the device's data, the device
+ * goes on without this one, which reconnects; else a live device with a
+ * loss timeout parks its I/O and its legs reconnect; otherwise the device
+ * fails.  Called with recovery_lock held.
  */
 void rmbd_c_recover(struct rmbd_c_leg *leg)
 {
 	struct rmbd_c_dev *dev = leg->dev;
-	bool recover = false, failed = false;
+	bool recover = false, failed = false, degraded = false;
+	bool live, reconnect = false;
 
 	lockdep_assert_held(&leg->recovery_lock);
+	clear_bit(RMBD_C_LEG_UP, &leg->flags);
+	/* As in rmbd_c_schedule_fail(): the other legs' state after ours */
+	smp_mb__after_atomic();
 	mutex_lock(&rmbd_c_mutex);
 	/* Its disk being added, a device is as good as live. */
-	if ((dev->state == RMBD_DEV_STATE_LIVE ||
-	     (dev->state == RMBD_DEV_STATE_CONNECTING && dev->adding)) &&
-	    dev->loss_timeout && !test_bit(RMBD_C_DEV_DEAD, &dev->flags)) {
+	live = (dev->state == RMBD_DEV_STATE_LIVE ||
+		(dev->state == RMBD_DEV_STATE_CONNECTING && dev->adding)) &&
+	       !test_bit(RMBD_C_DEV_DEAD, &dev->flags);
+	if (live && rmbd_c_dev_readable(dev)) {
+		degraded = !test_bit(RMBD_C_LEG_RECOVERING, &leg->flags) &&
+			   !test_bit(RMBD_C_LEG_FAILED, &leg->flags);
+		if (degraded)
+			pr_warn("rmbd%d: connection to %pISpc (leg %u) lost, reconnecting; I/O goes on over the other legs\n",
+				dev->index, &leg->addr, leg->index);
+	} else if (live && dev->loss_timeout) {
 		dev->state = RMBD_DEV_STATE_RECONNECTING;
 		dev->loss_start = jiffies;
 		/* Also when a new session broke before err_work ran. */
@@ -1068,6 +1095,12 @@ void rmbd_c_recover(struct rmbd_c_leg *leg)
 		pr_warn("rmbd%d: connection to %pISpc lost, I/O fails\n",
 			dev->index, &leg->addr);
 	}
+	/* Each lost leg of a device that may still use it reconnects. */
+	if ((live || dev->state == RMBD_DEV_STATE_RECONNECTING) &&
+	    !test_bit(RMBD_C_DEV_DEAD, &dev->flags) &&
+	    !test_bit(RMBD_C_LEG_FAILED, &leg->flags))
+		reconnect = !test_and_set_bit(RMBD_C_LEG_RECOVERING,
+					      &leg->flags);
 	mutex_unlock(&rmbd_c_mutex);
 
 	/*
@@ -1075,24 +1108,27 @@ void rmbd_c_recover(struct rmbd_c_leg *leg)
 	 * target, until the device is disconnected (rmbd_c_leg_stop(), under
 	 * recovery_lock as well) or reconnects.
 	 */
-	if (!dev->stopping)
+	if (!leg->stopping)
 		rmbd_c_leg_halt(leg);
 	/* Its RDMA device is going away: let go of it now, port or not. */
 	if (test_and_clear_bit(RMBD_C_LEG_IBDEV_GONE, &leg->flags) &&
-	    !dev->stopping)
+	    !leg->stopping)
 		rmbd_c_leg_teardown_quiesced(leg);
 
 	if (recover || failed)
 		rmbd_c_notify(dev, RMBD_DEV_EVENT_LINK_DOWN);
+	if (degraded)
+		rmbd_c_notify(dev, RMBD_DEV_EVENT_DEGRADED);
 	if (failed)
 		rmbd_c_notify(dev, RMBD_DEV_EVENT_FAILED);
-	if (recover) {
-		/*
-		 * What is in flight comes back through ->complete and waits
-		 * on the requeue list, as new requests do (rmbd_c_park()).
-		 */
+	/*
+	 * What is in flight comes back through ->complete: on another leg,
+	 * or to wait on the requeue list, as new requests do (rmbd_c_park()).
+	 */
+	if (recover)
 		queue_delayed_work(rmbd_c_wq, &dev->loss_work,
 				   dev->loss_timeout * HZ);
+	if (reconnect) {
 		queue_delayed_work(rmbd_c_wq, &leg->reconnect_work,
 				   dev->reconnect_delay * HZ);
 	} else if (test_bit(RMBD_C_DEV_DEAD, &dev->flags)) {
@@ -1102,7 +1138,7 @@ void rmbd_c_recover(struct rmbd_c_leg *leg)
 		 * a drain's sweep.  Else they wait for the disconnect, and
 		 * their timeouts only bring us back here.
 		 */
-		if (!dev->stopping)
+		if (!leg->stopping)
 			rmbd_c_leg_flush(leg);
 		rmbd_c_release_requests(dev);
 	}
@@ -1134,6 +1170,80 @@ void rmbd_c_err_work(struct work_struct *work)
 	rmbd_c_recovery_unlock(leg);
 }
 
+/*
+ * The leg's session is back.  Returns whether the device came back with
+ * it (its data was on no other leg that is up); false also when the
+ * device gave up meanwhile, with *@gone set.
+ */
+static bool rmbd_c_leg_back(struct rmbd_c_leg *leg, bool *gone)
+{
+	struct rmbd_c_dev *dev = leg->dev;
+	bool live = false;
+
+	mutex_lock(&rmbd_c_mutex);
+	/* Its disk being added, a device is as good as live. */
+	*gone = test_bit(RMBD_C_DEV_DEAD, &dev->flags) ||
+		(dev->state != RMBD_DEV_STATE_RECONNECTING &&
+		 dev->state != RMBD_DEV_STATE_LIVE &&
+		 !(dev->state == RMBD_DEV_STATE_CONNECTING && dev->adding));
+	if (!*gone) {
+		leg->nr_reconnects++;
+		clear_bit(RMBD_C_LEG_RECOVERING, &leg->flags);
+		if (dev->state == RMBD_DEV_STATE_RECONNECTING &&
+		    test_bit(RMBD_C_LEG_IN_SYNC, &leg->flags)) {
+			dev->state = RMBD_DEV_STATE_LIVE;
+			/* Pairs with rmbd_c_queue_rq(): the session is up. */
+			clear_bit_unlock(RMBD_C_DEV_RECOVERING, &dev->flags);
+			live = true;
+		}
+	}
+	mutex_unlock(&rmbd_c_mutex);
+	return live;
+}
+
+/*
+ * The leg's target refused it for good: the leg fails, and so does the
+ * device when no leg that may come back holds its data.
+ */
+static void rmbd_c_leg_refused(struct rmbd_c_leg *leg, int ret,
+			       const char *why)
+{
+	struct rmbd_c_dev *dev = leg->dev;
+	bool kill = true, failed = false;
+	unsigned int i;
+
+	if (ret == -EBUSY && leg->holder[0])
+		pr_err("rmbd%d: leg %u: export in use by host %s\n",
+		       dev->index, leg->index, leg->holder);
+	else
+		pr_err("rmbd%d: leg %u: %s\n", dev->index, leg->index, why);
+	mutex_lock(&rmbd_c_mutex);
+	set_bit(RMBD_C_LEG_FAILED, &leg->flags);
+	clear_bit(RMBD_C_LEG_RECOVERING, &leg->flags);
+	for (i = 0; i < dev->nr_legs; i++)
+		if (test_bit(RMBD_C_LEG_IN_SYNC, &dev->legs[i]->flags) &&
+		    !test_bit(RMBD_C_LEG_FAILED, &dev->legs[i]->flags))
+			kill = false;
+	if (kill && (dev->state == RMBD_DEV_STATE_RECONNECTING ||
+		     dev->state == RMBD_DEV_STATE_LIVE ||
+		     dev->state == RMBD_DEV_STATE_CONNECTING)) {
+		/* A device still connecting was never announced. */
+		failed = dev->state != RMBD_DEV_STATE_CONNECTING;
+		dev->state = RMBD_DEV_STATE_FAILED;
+	}
+	mutex_unlock(&rmbd_c_mutex);
+	if (kill) {
+		pr_err("rmbd%d: no copy of its data is left; I/O fails\n",
+		       dev->index);
+		cancel_delayed_work(&dev->loss_work);
+		rmbd_c_dev_kill(dev);
+	}
+	if (failed)
+		rmbd_c_notify(dev, RMBD_DEV_EVENT_FAILED);
+	else if (!kill)
+		rmbd_c_notify(dev, RMBD_DEV_EVENT_DEGRADED);
+}
+
 void rmbd_c_reconnect_work(struct work_struct *work)
 {
 	struct rmbd_c_leg *leg = container_of(to_delayed_work(work),
@@ -1142,7 +1252,7 @@ void rmbd_c_reconnect_work(struct work_struct *work)
 	struct rmbd_c_dev *dev = leg->dev;
 	unsigned int noio = memalloc_noio_save();
 	const char *why = "";
-	bool live = false;
+	bool live = false, gone = true;
 	int ret;
 
 	mutex_lock(&leg->recovery_lock);
@@ -1150,28 +1260,21 @@ void rmbd_c_reconnect_work(struct work_struct *work)
 		goto out;
 	/* The old session says goodbye first, once its port is back. */
 	if (leg->ibdev && !rmbd_c_leg_port_active(leg)) {
-		pr_info_ratelimited("rmbd%d: waiting for port %u of %s to come back\n",
-				    dev->index, leg->queues[0].cm_id->port_num,
-				    dev_name(&leg->ibdev->dev));
+		/* Once a loss: a mirror's leg may wait for days. */
+		if (!test_and_set_bit(RMBD_C_LEG_PORT_WAIT, &leg->flags))
+			pr_info("rmbd%d: waiting for port %u of %s to come back\n",
+				dev->index, leg->queues[0].cm_id->port_num,
+				dev_name(&leg->ibdev->dev));
 		queue_delayed_work(rmbd_c_wq, &leg->reconnect_work,
 				   dev->reconnect_delay * HZ);
 		goto out;
 	}
+	clear_bit(RMBD_C_LEG_PORT_WAIT, &leg->flags);
 	rmbd_c_leg_teardown_quiesced(leg);
 	rmbd_c_notify(dev, RMBD_DEV_EVENT_RECONNECTING);
 	ret = rmbd_c_leg_start(leg, &why);
-	if (!ret) {
-		mutex_lock(&rmbd_c_mutex);
-		if (dev->state == RMBD_DEV_STATE_RECONNECTING &&
-		    !test_bit(RMBD_C_DEV_DEAD, &dev->flags)) {
-			dev->state = RMBD_DEV_STATE_LIVE;
-			leg->nr_reconnects++;
-			/* Pairs with rmbd_c_queue_rq(): the session is up. */
-			clear_bit_unlock(RMBD_C_DEV_RECOVERING, &dev->flags);
-			live = true;
-		}
-		mutex_unlock(&rmbd_c_mutex);
-	}
+	if (!ret)
+		live = rmbd_c_leg_back(leg, &gone);
 	if (ret && leg->refused) {
 		/*
 		 * The export is another one, or gone, or no longer ours
@@ -1179,23 +1282,10 @@ void rmbd_c_reconnect_work(struct work_struct *work)
 		 * the loss timeout cannot help.
 		 */
 		rmbd_c_leg_teardown_quiesced(leg);
-		if (ret == -EBUSY && leg->holder[0])
-			pr_err("rmbd%d: export in use by host %s; I/O fails\n",
-			       dev->index, leg->holder);
-		else
-			pr_err("rmbd%d: %s; I/O fails\n", dev->index, why);
-		mutex_lock(&rmbd_c_mutex);
-		live = dev->state == RMBD_DEV_STATE_RECONNECTING;
-		if (live)
-			dev->state = RMBD_DEV_STATE_FAILED;
-		mutex_unlock(&rmbd_c_mutex);
-		cancel_delayed_work(&dev->loss_work);
-		rmbd_c_dev_kill(dev);
-		if (live)
-			rmbd_c_notify(dev, RMBD_DEV_EVENT_FAILED);
+		rmbd_c_leg_refused(leg, ret, why);
 		goto out;
 	}
-	if (!live) {
+	if (ret || gone) {
 		rmbd_c_leg_teardown_quiesced(leg);
 		if (!test_bit(RMBD_C_DEV_DEAD, &dev->flags)) {
 			pr_info_ratelimited("rmbd%d: reconnect failed (%d) %s; next try in %u s\n",
@@ -1206,8 +1296,18 @@ void rmbd_c_reconnect_work(struct work_struct *work)
 		}
 		goto out;
 	}
-	cancel_delayed_work(&dev->loss_work);
 	rmbd_c_keepalive_start(leg);
+	/* What a leg missed is copied to it, once one in sync is up. */
+	rmbd_c_resync_start(dev);
+	if (!live) {
+		pr_info("rmbd%d: leg %u back on %pISpc%s\n", dev->index,
+			leg->index, &leg->addr,
+			test_bit(RMBD_C_LEG_IN_SYNC, &leg->flags) ? "" :
+			"; it missed writes, and takes none but new ones");
+		rmbd_c_notify(dev, RMBD_DEV_EVENT_LEG_BACK);
+		goto out;
+	}
+	cancel_delayed_work(&dev->loss_work);
 	pr_info("rmbd%d: reconnected to %pISpc after %u ms\n", dev->index,
 		&leg->addr, jiffies_to_msecs(jiffies - dev->loss_start));
 	rmbd_c_release_requests(dev);

@@ -60,12 +60,11 @@ static void rmbd_c_remove_one(struct ib_device *ibdev, void *client_data)
 		noio = memalloc_noio_save();
 		mutex_lock(&leg->recovery_lock);
 		if (leg->ibdev == ibdev) {
-			if (found->loss_timeout)
-				set_bit(RMBD_C_DEV_RECOVERING, &found->flags);
+			rmbd_c_leg_lost(leg);
 			rmbd_c_recover(leg);
 		}
 		/* Failed, or being deleted meanwhile: let go all the same. */
-		if (leg->ibdev == ibdev && !found->stopping)
+		if (leg->ibdev == ibdev && !leg->stopping)
 			rmbd_c_leg_teardown_quiesced(leg);
 		rmbd_c_recovery_unlock(leg);
 		memalloc_noio_restore(noio);

@@ -5,6 +5,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cpumask.h>
+#include <linux/stringify.h>
 #include <net/genetlink.h>
 #include "client.h"
 #include "nlmsg.h"
@@ -16,6 +17,23 @@ static struct netlink_range_validation rmbd_c_loss_timeout_range = {
 
 /* Every queue's index must be one the target takes. */
 static_assert(RMBD_MAX_IO_QUEUES <= RMBD_MAX_IO_QUEUES_WIRE);
+
+/* A leg of DEV_CONNECT: where it goes, nothing else. */
+static const struct nla_policy rmbd_c_leg_policy[RMBD_LEG_ATTR_MAX + 1] = {
+	[RMBD_LEG_ATTR_INDEX]		= { .type = NLA_REJECT },
+	[RMBD_LEG_ATTR_STATE]		= { .type = NLA_REJECT },
+	[RMBD_LEG_ATTR_ADDR]		= { .type = NLA_NUL_STRING,
+					    .len = RMBD_ADDR_MAX - 1 },
+	[RMBD_LEG_ATTR_PORT]		= NLA_POLICY_MIN(NLA_U16, 1),
+	[RMBD_LEG_ATTR_EXPORT_NAME]	= { .type = NLA_NUL_STRING,
+					    .len = RMBD_EXPORT_NAME_MAX - 1 },
+	[RMBD_LEG_ATTR_SIZE]		= { .type = NLA_REJECT },
+	[RMBD_LEG_ATTR_SLAB_SIZE]	= { .type = NLA_REJECT },
+	[RMBD_LEG_ATTR_NR_SLABS]	= { .type = NLA_REJECT },
+	[RMBD_LEG_ATTR_NR_RECONNECTS]	= { .type = NLA_REJECT },
+	[RMBD_LEG_ATTR_PAD]		= { .type = NLA_REJECT },
+	[RMBD_LEG_ATTR_DIRTY]		= { .type = NLA_REJECT },
+};
 
 static const struct nla_policy rmbd_c_policy[RMBD_CLIENT_ATTR_MAX + 1] = {
 	[RMBD_CLIENT_ATTR_DEV_INDEX]	= { .type = NLA_U32 },
@@ -50,8 +68,12 @@ static const struct nla_policy rmbd_c_policy[RMBD_CLIENT_ATTR_MAX + 1] = {
 	[RMBD_CLIENT_ATTR_AUTH]		= { .type = NLA_REJECT },
 	[RMBD_CLIENT_ATTR_READ_ONLY]	= { .type = NLA_FLAG },
 	[RMBD_CLIENT_ATTR_HOLDER]	= { .type = NLA_REJECT },
-	[RMBD_CLIENT_ATTR_LEGS]		= { .type = NLA_REJECT },
+	[RMBD_CLIENT_ATTR_LEGS]		=
+		NLA_POLICY_NESTED_ARRAY(rmbd_c_leg_policy),
 	[RMBD_CLIENT_ATTR_LEG]		= { .type = NLA_REJECT },
+	[RMBD_CLIENT_ATTR_LAYOUT]	=
+		NLA_POLICY_RANGE(NLA_U8, RMBD_LAYOUT_MIRROR, RMBD_LAYOUT_MIRROR),
+	[RMBD_CLIENT_ATTR_FAILED_LEG]	= { .type = NLA_REJECT },
 };
 
 static struct genl_family rmbd_c_family;
@@ -60,15 +82,30 @@ static struct genl_family rmbd_c_family;
 static int rmbd_c_fill_leg(struct sk_buff *skb, struct rmbd_c_leg *leg,
 			   unsigned int i)
 {
+	struct rmbd_c_dev *dev = leg->dev;
 	struct nlattr *nest;
+	u64 dirty = 0;
+	u8 state;
 
+	if (test_bit(RMBD_C_LEG_FAILED, &leg->flags))
+		state = RMBD_LEG_STATE_FAILED;
+	else if (!test_bit(RMBD_C_LEG_UP, &leg->flags))
+		state = RMBD_LEG_STATE_DOWN;
+	else if (test_bit(RMBD_C_LEG_IN_SYNC, &leg->flags))
+		state = RMBD_LEG_STATE_UP;
+	else
+		state = RMBD_LEG_STATE_STALE;
+	if (leg->dirty)
+		dirty = min_t(u64, dev->size,
+			      (u64)bitmap_weight(leg->dirty, dev->nr_regions) <<
+			      dev->region_shift);
 	nest = nla_nest_start(skb, RMBD_CLIENT_ATTR_LEG);
 	if (!nest)
 		return -EMSGSIZE;
 	if (nla_put_u32(skb, RMBD_LEG_ATTR_INDEX, i) ||
-	    nla_put_u8(skb, RMBD_LEG_ATTR_STATE,
-		       test_bit(RMBD_C_LEG_UP, &leg->flags) ?
-		       RMBD_LEG_STATE_UP : RMBD_LEG_STATE_DOWN) ||
+	    nla_put_u8(skb, RMBD_LEG_ATTR_STATE, state) ||
+	    nla_put_u64_64bit(skb, RMBD_LEG_ATTR_DIRTY, dirty,
+			      RMBD_LEG_ATTR_PAD) ||
 	    nla_put_string(skb, RMBD_LEG_ATTR_ADDR, leg->addr_str) ||
 	    nla_put_u16(skb, RMBD_LEG_ATTR_PORT, leg->port) ||
 	    nla_put_string(skb, RMBD_LEG_ATTR_EXPORT_NAME, leg->export_name) ||
@@ -118,8 +155,9 @@ static int rmbd_c_fill_dev(struct sk_buff *skb, struct rmbd_c_dev *dev,
 	snprintf(name, sizeof(name), "rmbd%d", dev->index);
 	if (nla_put_u32(skb, RMBD_CLIENT_ATTR_DEV_INDEX, dev->index) ||
 	    nla_put_string(skb, RMBD_CLIENT_ATTR_DEV_NAME, name) ||
-	    nla_put_u64_64bit(skb, RMBD_CLIENT_ATTR_DEV_SIZE, leg->size,
-			      RMBD_CLIENT_ATTR_PAD) ||
+	    nla_put_u64_64bit(skb, RMBD_CLIENT_ATTR_DEV_SIZE,
+			      dev->size ?: leg->size, RMBD_CLIENT_ATTR_PAD) ||
+	    nla_put_u8(skb, RMBD_CLIENT_ATTR_LAYOUT, dev->layout) ||
 	    nla_put_u8(skb, RMBD_CLIENT_ATTR_DEV_STATE, dev->state) ||
 	    nla_put_string(skb, RMBD_CLIENT_ATTR_ADDR, leg->addr_str) ||
 	    nla_put_u16(skb, RMBD_CLIENT_ATTR_PORT, leg->port) ||
@@ -165,19 +203,92 @@ static int rmbd_c_reply(struct genl_info *info, struct sk_buff *skb,
 	return genlmsg_reply(skb, info);
 }
 
-static void rmbd_c_reply_holder(struct genl_info *info, struct sk_buff *skb,
-				const char *holder)
+/* The message before a failed connect's error: which leg, whose export */
+static void rmbd_c_reply_failed(struct genl_info *info, struct sk_buff *skb,
+				const struct rmbd_c_connect_args *args)
 {
 	void *hdr;
 
 	hdr = genlmsg_put_reply(skb, info, &rmbd_c_family, 0,
 				info->genlhdr->cmd);
-	if (!hdr || nla_put_string(skb, RMBD_CLIENT_ATTR_HOLDER, holder)) {
+	if (!hdr ||
+	    nla_put_u32(skb, RMBD_CLIENT_ATTR_FAILED_LEG, args->failed_leg) ||
+	    (args->holder[0] &&
+	     nla_put_string(skb, RMBD_CLIENT_ATTR_HOLDER, args->holder))) {
 		nlmsg_free(skb);
 		return;
 	}
 	genlmsg_end(skb, hdr);
 	genlmsg_reply(skb, info);
+}
+
+/*
+ * Where a leg goes: ADDR, [PORT] and EXPORT_NAME, attributes @addr,
+ * @port and @export of @tb.
+ */
+static int rmbd_c_parse_leg(struct genl_info *info, struct nlattr **tb,
+			    int addr, int port, int export,
+			    struct rmbd_c_leg_args *la)
+{
+	if (!tb[addr] || !tb[export]) {
+		NL_SET_ERR_MSG(info->extack,
+			       "a leg needs the target's address and the export's name");
+		return -EINVAL;
+	}
+	la->addr = nla_data(tb[addr]);
+	la->export_name = nla_data(tb[export]);
+	if (!rmbd_valid_name(la->export_name)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, tb[export],
+				    "export name must be 1-63 characters of A-Z a-z 0-9 . _ - and not start with a dot");
+		return -EINVAL;
+	}
+	la->port = tb[port] ? nla_get_u16(tb[port]) : RMBD_DEFAULT_PORT;
+	return 0;
+}
+
+/* The legs of RMBD_CLIENT_ATTR_LEGS, validated by the policy. */
+static int rmbd_c_parse_legs(struct genl_info *info,
+			     struct rmbd_c_connect_args *args)
+{
+	struct nlattr **attrs = info->attrs;
+	struct nlattr *tb[RMBD_LEG_ATTR_MAX + 1];
+	struct nlattr *nla;
+	int rem, ret;
+
+	if (attrs[RMBD_CLIENT_ATTR_ADDR] || attrs[RMBD_CLIENT_ATTR_PORT] ||
+	    attrs[RMBD_CLIENT_ATTR_EXPORT_NAME]) {
+		NL_SET_ERR_MSG_ATTR(info->extack, attrs[RMBD_CLIENT_ATTR_LEGS],
+				    "give the legs, or one address and export, not both");
+		return -EINVAL;
+	}
+	nla_for_each_nested(nla, attrs[RMBD_CLIENT_ATTR_LEGS], rem) {
+		if (nla_type(nla) != RMBD_CLIENT_ATTR_LEG) {
+			NL_SET_ERR_MSG_ATTR(info->extack, nla,
+					    "the legs hold legs only");
+			return -EINVAL;
+		}
+		if (args->nr_legs == RMBD_MAX_LEGS) {
+			NL_SET_ERR_MSG_ATTR(info->extack, nla,
+					    "a device has at most " __stringify(RMBD_MAX_LEGS) " legs");
+			return -EINVAL;
+		}
+		ret = nla_parse_nested(tb, RMBD_LEG_ATTR_MAX, nla,
+				       rmbd_c_leg_policy, info->extack);
+		if (!ret)
+			ret = rmbd_c_parse_leg(info, tb, RMBD_LEG_ATTR_ADDR,
+					       RMBD_LEG_ATTR_PORT,
+					       RMBD_LEG_ATTR_EXPORT_NAME,
+					       &args->legs[args->nr_legs]);
+		if (ret)
+			return ret;
+		args->nr_legs++;
+	}
+	if (!args->nr_legs) {
+		NL_SET_ERR_MSG_ATTR(info->extack, attrs[RMBD_CLIENT_ATTR_LEGS],
+				    "no legs");
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static int rmbd_c_connect(struct sk_buff *skb, struct genl_info *info)
@@ -189,20 +300,17 @@ static int rmbd_c_connect(struct sk_buff *skb, struct genl_info *info)
 	struct rmbd_c_dev *dev;
 	int index, ret;
 
-	if (GENL_REQ_ATTR_CHECK(info, RMBD_CLIENT_ATTR_ADDR) ||
-	    GENL_REQ_ATTR_CHECK(info, RMBD_CLIENT_ATTR_EXPORT_NAME))
-		return -EINVAL;
-	args.addr = nla_data(attrs[RMBD_CLIENT_ATTR_ADDR]);
-	args.export_name = nla_data(attrs[RMBD_CLIENT_ATTR_EXPORT_NAME]);
-	if (!rmbd_valid_name(args.export_name)) {
-		NL_SET_ERR_MSG_ATTR(info->extack,
-				    attrs[RMBD_CLIENT_ATTR_EXPORT_NAME],
-				    "export name must be 1-63 characters of A-Z a-z 0-9 . _ - and not start with a dot");
-		return -EINVAL;
-	}
-	args.port = attrs[RMBD_CLIENT_ATTR_PORT] ?
-		    nla_get_u16(attrs[RMBD_CLIENT_ATTR_PORT]) :
-		    RMBD_DEFAULT_PORT;
+	ret = attrs[RMBD_CLIENT_ATTR_LEGS] ? rmbd_c_parse_legs(info, &args) :
+	      rmbd_c_parse_leg(info, attrs, RMBD_CLIENT_ATTR_ADDR,
+			       RMBD_CLIENT_ATTR_PORT,
+			       RMBD_CLIENT_ATTR_EXPORT_NAME, &args.legs[0]);
+	if (ret)
+		return ret;
+	if (!attrs[RMBD_CLIENT_ATTR_LEGS])
+		args.nr_legs = 1;
+	args.layout = attrs[RMBD_CLIENT_ATTR_LAYOUT] ?
+		      nla_get_u8(attrs[RMBD_CLIENT_ATTR_LAYOUT]) :
+		      RMBD_LAYOUT_MIRROR;
 	args.nr_io_queues = attrs[RMBD_CLIENT_ATTR_NR_IO_QUEUES] ?
 			    nla_get_u32(attrs[RMBD_CLIENT_ATTR_NR_IO_QUEUES]) :
 			    num_online_cpus();
@@ -265,9 +373,9 @@ static int rmbd_c_connect(struct sk_buff *skb, struct genl_info *info)
 		return -ENOMEM;
 	ret = rmbd_c_dev_connect(&args, &index, &why);
 	if (ret) {
-		/* A message before the error names the export's holder. */
-		if (args.holder[0])
-			rmbd_c_reply_holder(info, reply, args.holder);
+		/* A message before the error: the leg, the export's holder. */
+		if (args.failed_leg >= 0)
+			rmbd_c_reply_failed(info, reply, &args);
 		else
 			nlmsg_free(reply);
 		rmbd_set_err(info->extack, NULL, why);

@@ -450,6 +450,12 @@ static void rmbd_c_io_unmap(struct rmbd_c_leg *leg, struct rmbd_c_io *io)
 	}
 }
 
+/* Give back what rmbd_c_io_prep() took for @io, which is not queued. */
+void rmbd_c_io_unprep(struct rmbd_c_io *io)
+{
+	rmbd_c_io_unmap(io->queue->leg, io);
+}
+
 /* @io is done; its request with it when it was the last of its parts. */
 static void rmbd_c_io_done(struct rmbd_c_leg *leg, struct rmbd_c_io *io)
 {
@@ -457,6 +463,8 @@ static void rmbd_c_io_done(struct rmbd_c_leg *leg, struct rmbd_c_io *io)
 	struct request *rq = blk_mq_rq_from_pdu(req);
 
 	rmbd_c_io_unmap(leg, io);
+	/* For the timeout handler: this part's leg answered */
+	WRITE_ONCE(io->done, true);
 	if (unlikely(io->status))
 		WRITE_ONCE(req->status, io->status);
 	if (!atomic_dec_and_test(&req->pending))
@@ -479,6 +487,7 @@ static void rmbd_c_wr_failed(struct rmbd_c_io *io, const struct ib_wc *wc)
 	 */
 	if (wc->status == IB_WC_WR_FLUSH_ERR) {
 		if (!test_bit(RMBD_C_DEV_RECOVERING, &dev->flags) &&
+		    !test_bit(RMBD_C_LEG_RECOVERING, &leg->flags) &&
 		    !test_bit(RMBD_C_DEV_DEAD, &dev->flags))
 			rmbd_c_schedule_fail(leg);
 		return;
@@ -875,6 +884,7 @@ void rmbd_c_io_queue(struct rmbd_c_queue *q, struct rmbd_c_io *io,
 	unsigned long flags;
 
 	io->status = BLK_STS_OK;
+	io->done = false;
 	if (q->leg->signal_each)
 		io->wr.wr.send_flags |= IB_SEND_SIGNALED;
 	spin_lock_irqsave(&q->lock, flags);

@@ -88,20 +88,29 @@ static const struct rmbd_dev_info fake_devs[] = {
 	  "10.200.0.1", 7470, "foo", 2, 128, 0, 2, 60, 0, false, "rmbd:uuid:0a",
 	  false, false, 1,
 	  { { 0, RMBD_LEG_STATE_UP, "10.200.0.1", 7470, "foo", 1073741824ULL,
-	      67108864ULL, 16, 0 } } },
+	      67108864ULL, 16, 0, 0 } }, RMBD_LAYOUT_MIRROR },
 	{ 3, "rmbd3", 8388608ULL, 2097152ULL, RMBD_DEV_STATE_FAILED,
 	  "fd00::1", 7471, "bar.2", 1, 16, 1, 2, 0, 0, false, "", false,
 	  true, 1,
 	  { { 0, RMBD_LEG_STATE_DOWN, "fd00::1", 7471, "bar.2", 8388608ULL,
-	      2097152ULL, 4, 0 } } },
+	      2097152ULL, 4, 0, 0 } }, RMBD_LAYOUT_MIRROR },
 	/* Two legs, as the CLI must show them; the first one down */
 	{ 6, "rmbd6", 4294967296ULL, 1073741824ULL,
 	  RMBD_DEV_STATE_RECONNECTING, "10.200.0.2", 7470, "baz", 4, 128, 0,
 	  5, 300, 3, true, "h6", false, false, 2,
 	  { { 0, RMBD_LEG_STATE_DOWN, "10.200.0.2", 7470, "baz", 4294967296ULL,
-	      1073741824ULL, 4, 3 },
+	      1073741824ULL, 4, 3, 0 },
 	    { 1, RMBD_LEG_STATE_UP, "10.200.0.3", 7470, "baz2", 8589934592ULL,
-	      1073741824ULL, 8, 0 } } },
+	      1073741824ULL, 8, 0, 0 } }, RMBD_LAYOUT_MIRROR },
+	/* A live mirror with its second leg stale: degraded */
+	{ 8, "rmbd8", 1073741824ULL, 67108864ULL, RMBD_DEV_STATE_LIVE,
+	  "10.200.0.1", 7470, "m0", 2, 128, 0, 2, 60, 1, false,
+	  "rmbd:uuid:0a", false, false, 2,
+	  { { 0, RMBD_LEG_STATE_UP, "10.200.0.1", 7470, "m0", 1073741824ULL,
+	      67108864ULL, 16, 0, 0 },
+	    { 1, RMBD_LEG_STATE_STALE, "10.201.0.1", 7470, "m1",
+	      2147483648ULL, 67108864ULL, 32, 1, 5242880ULL } },
+	  RMBD_LAYOUT_MIRROR },
 };
 
 /*
@@ -299,19 +308,51 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 		     const struct rmbd_connect_opts *opts,
 		     struct rmbd_dev_info *out)
 {
-	char loss[16] = "-";
+	struct rmbd_leg_opts one = { opts->addr, opts->port,
+				     opts->export_name };
+	const struct rmbd_leg_opts *legs = opts->nr_legs ? opts->legs : &one;
+	unsigned int i, nr_legs = opts->nr_legs ? opts->nr_legs : 1;
+	char loss[16] = "-", where[512] = "";
+	size_t len = 0;
 
 	if (opts->has_loss_timeout)
 		snprintf(loss, sizeof(loss), "%u", opts->loss_timeout);
-	fake_log("dev_connect %s %u %s %u %u %u %u %s %d %d %s %zu",
-		 opts->addr, opts->port, opts->export_name, opts->nr_io_queues,
-		 opts->queue_depth, opts->nr_poll_queues,
-		 opts->reconnect_delay, loss, opts->shared, opts->read_only,
-		 opts->host ? opts->host : "-",
-		 opts->secret ? opts->secret_len : 0);
-	if (fake_fail(ctx, opts->export_name))
+	if (opts->nr_legs) {
+		for (i = 0; i < nr_legs; i++)
+			len += snprintf(where + len, sizeof(where) - len,
+					"%s%s %u %s", i ? " + " : "legs ",
+					legs[i].addr, legs[i].port,
+					legs[i].export_name);
+		fake_log("dev_connect %s layout %u %u %u %u %u %s %d %d %s %zu",
+			 where, opts->layout, opts->nr_io_queues,
+			 opts->queue_depth, opts->nr_poll_queues,
+			 opts->reconnect_delay, loss, opts->shared,
+			 opts->read_only, opts->host ? opts->host : "-",
+			 opts->secret ? opts->secret_len : 0);
+	} else {
+		fake_log("dev_connect %s %u %s %u %u %u %u %s %d %d %s %zu",
+			 opts->addr, opts->port, opts->export_name,
+			 opts->nr_io_queues, opts->queue_depth,
+			 opts->nr_poll_queues, opts->reconnect_delay, loss,
+			 opts->shared, opts->read_only,
+			 opts->host ? opts->host : "-",
+			 opts->secret ? opts->secret_len : 0);
+	}
+	for (i = 0; i < nr_legs; i++) {
+		if (!fake_fail(ctx, legs[i].export_name))
+			continue;
+		if (opts->nr_legs) {
+			char msg[512];
+
+			snprintf(msg, sizeof(msg), "leg %u (addr %s export %s): %s",
+				 i, legs[i].addr, legs[i].export_name,
+				 ctx->errmsg);
+			memcpy(ctx->errmsg, msg, sizeof(ctx->errmsg) - 1);
+			ctx->errmsg[sizeof(ctx->errmsg) - 1] = '\0';
+		}
 		return -EINVAL;
-	if (!strcmp(opts->export_name, "denied")) {
+	}
+	if (!strcmp(legs[0].export_name, "denied")) {
 		snprintf(ctx->errmsg, sizeof(ctx->errmsg),
 			 "the target does not allow this host to use the export");
 		return -EACCES;
@@ -322,10 +363,10 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 	out->size = 1073741824ULL;
 	out->slab_size = 67108864ULL;
 	out->state = RMBD_DEV_STATE_LIVE;
-	snprintf(out->addr, sizeof(out->addr), "%s", opts->addr);
-	out->port = opts->port ? opts->port : RMBD_DEFAULT_PORT;
+	snprintf(out->addr, sizeof(out->addr), "%s", legs[0].addr);
+	out->port = legs[0].port ? legs[0].port : RMBD_DEFAULT_PORT;
 	snprintf(out->export_name, sizeof(out->export_name), "%s",
-		 opts->export_name);
+		 legs[0].export_name);
 	out->nr_io_queues = opts->nr_io_queues ? opts->nr_io_queues : 2;
 	out->queue_depth = opts->queue_depth ? opts->queue_depth :
 			   RMBD_DEFAULT_QUEUE_DEPTH;
@@ -339,15 +380,21 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 		 opts->host ? opts->host : "rmbd:uuid:default");
 	out->auth = opts->secret != NULL;
 	out->read_only = opts->read_only;
-	out->nr_legs = 1;
-	out->legs[0].state = RMBD_LEG_STATE_UP;
-	snprintf(out->legs[0].addr, sizeof(out->legs[0].addr), "%s", out->addr);
-	out->legs[0].port = out->port;
-	snprintf(out->legs[0].export_name, sizeof(out->legs[0].export_name),
-		 "%s", out->export_name);
-	out->legs[0].size = out->size;
-	out->legs[0].slab_size = out->slab_size;
-	out->legs[0].nr_slabs = out->size / out->slab_size;
+	out->layout = RMBD_LAYOUT_MIRROR;
+	out->nr_legs = nr_legs;
+	for (i = 0; i < nr_legs; i++) {
+		struct rmbd_leg_info *l = &out->legs[i];
+
+		l->index = i;
+		l->state = RMBD_LEG_STATE_UP;
+		snprintf(l->addr, sizeof(l->addr), "%s", legs[i].addr);
+		l->port = legs[i].port ? legs[i].port : RMBD_DEFAULT_PORT;
+		snprintf(l->export_name, sizeof(l->export_name), "%s",
+			 legs[i].export_name);
+		l->size = out->size;
+		l->slab_size = out->slab_size;
+		l->nr_slabs = out->size / out->slab_size;
+	}
 	return 0;
 }
 
@@ -546,7 +593,14 @@ int rmbd_event_recv(struct rmbd_ctx *ctx, struct rmbd_event *ev,
 const char *rmbd_leg_state_name(uint8_t state)
 {
 	return state == RMBD_LEG_STATE_UP ? "up" :
-	       state == RMBD_LEG_STATE_DOWN ? "down" : "unknown";
+	       state == RMBD_LEG_STATE_DOWN ? "down" :
+	       state == RMBD_LEG_STATE_STALE ? "stale" :
+	       state == RMBD_LEG_STATE_FAILED ? "failed" : "unknown";
+}
+
+const char *rmbd_layout_name(uint8_t layout)
+{
+	return layout == RMBD_LAYOUT_MIRROR ? "mirror" : "unknown";
 }
 
 const char *rmbd_dev_state_name(uint8_t state)

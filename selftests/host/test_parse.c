@@ -336,7 +336,11 @@ static const struct name_case dev_event_cases[] = {
 	{ RMBD_DEV_EVENT_LIVE, "live" },
 	{ RMBD_DEV_EVENT_FAILED, "failed" },
 	{ RMBD_DEV_EVENT_DISCONNECTED, "disconnected" },
-	{ 7, "unknown" },
+	{ RMBD_DEV_EVENT_DEGRADED, "degraded" },
+	{ RMBD_DEV_EVENT_LEG_BACK, "leg-back" },
+	{ RMBD_DEV_EVENT_RESYNC, "resync" },
+	{ RMBD_DEV_EVENT_HEALTHY, "healthy" },
+	{ 11, "unknown" },
 	{ 255, "unknown" },
 };
 

@@ -28,12 +28,17 @@
 #define RMBD_MAX_IO_QUEUES		256
 #define RMBD_MAX_QUEUE_DEPTH		1024
 #define RMBD_DEFAULT_QUEUE_DEPTH	128
+/* Legs of a device; a mirror's legs are its copies. */
+#define RMBD_MAX_LEGS			4
 
 /**
  * enum rmbd_client_cmd - commands of the rmbd_client family
- * @RMBD_CLIENT_CMD_DEV_CONNECT: connect to ADDR, [PORT], EXPORT_NAME,
- *	[NR_IO_QUEUES], [NR_POLL_QUEUES], [QUEUE_DEPTH], [RECONNECT_DELAY],
- *	[LOSS_TIMEOUT], [SHARED], [HOST].  Replies with the new device.
+ * @RMBD_CLIENT_CMD_DEV_CONNECT: connect to ADDR, [PORT], EXPORT_NAME (one
+ *	leg), or to the legs of LEGS, [LAYOUT], [NR_IO_QUEUES],
+ *	[NR_POLL_QUEUES], [QUEUE_DEPTH], [RECONNECT_DELAY], [LOSS_TIMEOUT],
+ *	[SHARED], [HOST], [SECRET], [READ_ONLY].  Replies with the new
+ *	device.  When a leg fails, a message with FAILED_LEG (and HOLDER, if
+ *	the export is another host's) comes before the error.
  * @RMBD_CLIENT_CMD_DEV_DISCONNECT: remove device DEV_INDEX, [FORCE].  A
  *	device open for two seconds (mounted, swap, a stacked device, a
  *	process) is refused with -EBUSY unless FORCE is set; its I/O then fails.
@@ -84,6 +89,14 @@ enum rmbd_dev_state {
  * @RMBD_DEV_EVENT_FAILED: I/O fails with EIO from now on (no reconnect,
  *	or the loss timeout passed)
  * @RMBD_DEV_EVENT_DISCONNECTED: the device was removed
+ * @RMBD_DEV_EVENT_DEGRADED: one of its legs was lost, or failed for good;
+ *	I/O goes on over the others (enum rmbd_leg_state tells which)
+ * @RMBD_DEV_EVENT_LEG_BACK: a lost leg's session is back; it takes writes
+ *	again, and reads once it holds what it missed (after its resync)
+ * @RMBD_DEV_EVENT_RESYNC: a resync starts: the regions a leg missed are
+ *	copied to it from a leg that holds every write
+ * @RMBD_DEV_EVENT_HEALTHY: the resync of a leg ended: it holds every write
+ *	again and takes reads
  */
 enum rmbd_dev_event {
 	RMBD_DEV_EVENT_CONNECTED = 1,
@@ -92,6 +105,10 @@ enum rmbd_dev_event {
 	RMBD_DEV_EVENT_LIVE,
 	RMBD_DEV_EVENT_FAILED,
 	RMBD_DEV_EVENT_DISCONNECTED,
+	RMBD_DEV_EVENT_DEGRADED,
+	RMBD_DEV_EVENT_LEG_BACK,
+	RMBD_DEV_EVENT_RESYNC,
+	RMBD_DEV_EVENT_HEALTHY,
 };
 
 #define RMBD_DEFAULT_RECONNECT_DELAY	2	/* seconds */
@@ -147,12 +164,18 @@ enum rmbd_dev_event {
  * @RMBD_CLIENT_ATTR_HOLDER: string, output only: in a message that comes
  *	before the error of a DEV_CONNECT the target refused because
  *	another host holds the export (-EBUSY), that host's identity.
- * @RMBD_CLIENT_ATTR_LEGS: nest, output only: the device's legs (its
- *	sessions, one per export of a target it uses), one
- *	RMBD_CLIENT_ATTR_LEG nest each (enum rmbd_leg_attr), in the order of
- *	their index.  ADDR, PORT, EXPORT_NAME, SLAB_SIZE and NR_RECONNECTS
- *	of the device message are its first leg's.
+ * @RMBD_CLIENT_ATTR_LEGS: nest, the device's legs (its sessions, one per
+ *	export of a target it uses), one RMBD_CLIENT_ATTR_LEG nest each (enum
+ *	rmbd_leg_attr), in the order of their index.  ADDR, PORT,
+ *	EXPORT_NAME, SLAB_SIZE and NR_RECONNECTS of the device message are
+ *	its first leg's.  DEV_CONNECT: 1..RMBD_MAX_LEGS legs, each with
+ *	ADDR, EXPORT_NAME and [PORT] (nothing else), on distinct exports;
+ *	not with the device's own ADDR, PORT and EXPORT_NAME.
  * @RMBD_CLIENT_ATTR_LEG: nest, one leg inside RMBD_CLIENT_ATTR_LEGS
+ * @RMBD_CLIENT_ATTR_LAYOUT: u8, enum rmbd_layout, how the device's data
+ *	lies on its legs; DEV_CONNECT: default RMBD_LAYOUT_MIRROR
+ * @RMBD_CLIENT_ATTR_FAILED_LEG: u32, output only: in a message that comes
+ *	before the error of a DEV_CONNECT, the index of the leg that failed
  */
 enum rmbd_client_attr {
 	RMBD_CLIENT_ATTR_UNSPEC,
@@ -181,24 +204,45 @@ enum rmbd_client_attr {
 	RMBD_CLIENT_ATTR_HOLDER,
 	RMBD_CLIENT_ATTR_LEGS,
 	RMBD_CLIENT_ATTR_LEG,
+	RMBD_CLIENT_ATTR_LAYOUT,
+	RMBD_CLIENT_ATTR_FAILED_LEG,
 
 	__RMBD_CLIENT_ATTR_MAX,
 	RMBD_CLIENT_ATTR_MAX = __RMBD_CLIENT_ATTR_MAX - 1
 };
 
 /**
+ * enum rmbd_layout - how a device's data lies on its legs
+ * @RMBD_LAYOUT_MIRROR: every leg holds the whole device (as many copies
+ *	as legs; the device is as large as the smallest export).  A write
+ *	goes to every leg that is up and completes once all of them have
+ *	it; a read goes to one leg that holds every write.
+ */
+enum rmbd_layout {
+	RMBD_LAYOUT_MIRROR = 1,
+};
+
+/**
  * enum rmbd_leg_state - state of one leg of a device
  * @RMBD_LEG_STATE_DOWN: no session: connecting, lost, reconnecting or
  *	given up (the device's state tells which)
- * @RMBD_LEG_STATE_UP: its session is set up: I/O may flow on it
+ * @RMBD_LEG_STATE_UP: its session is set up, and it holds every write
+ *	the device completed: I/O flows on it
+ * @RMBD_LEG_STATE_STALE: its session is set up and takes writes, but it
+ *	missed some while it was down (RMBD_LEG_ATTR_DIRTY): no reads
+ * @RMBD_LEG_STATE_FAILED: its target refused it for good (the export is
+ *	gone, another one, or no longer this host's): no more reconnects
  */
 enum rmbd_leg_state {
 	RMBD_LEG_STATE_DOWN,
 	RMBD_LEG_STATE_UP,
+	RMBD_LEG_STATE_STALE,
+	RMBD_LEG_STATE_FAILED,
 };
 
 /**
- * enum rmbd_leg_attr - attributes of a leg (RMBD_CLIENT_ATTR_LEG), output
+ * enum rmbd_leg_attr - attributes of a leg (RMBD_CLIENT_ATTR_LEG); output
+ *	but for ADDR, PORT and EXPORT_NAME, which DEV_CONNECT takes
  * @RMBD_LEG_ATTR_INDEX: u32, the leg's number in its device, from 0
  * @RMBD_LEG_ATTR_STATE: u8, enum rmbd_leg_state
  * @RMBD_LEG_ATTR_ADDR: string, the target's address as given
@@ -209,6 +253,9 @@ enum rmbd_leg_state {
  * @RMBD_LEG_ATTR_NR_SLABS: u32, the export's slabs (0 likewise)
  * @RMBD_LEG_ATTR_NR_RECONNECTS: u32, times its session was restored
  * @RMBD_LEG_ATTR_PAD: padding for 64-bit attributes
+ * @RMBD_LEG_ATTR_DIRTY: u64, bytes of the device that the leg missed
+ *	while the device completed writes without it (whole regions of the
+ *	device's dirty map)
  */
 enum rmbd_leg_attr {
 	RMBD_LEG_ATTR_UNSPEC,
@@ -222,6 +269,7 @@ enum rmbd_leg_attr {
 	RMBD_LEG_ATTR_NR_SLABS,
 	RMBD_LEG_ATTR_NR_RECONNECTS,
 	RMBD_LEG_ATTR_PAD,
+	RMBD_LEG_ATTR_DIRTY,
 
 	__RMBD_LEG_ATTR_MAX,
 	RMBD_LEG_ATTR_MAX = __RMBD_LEG_ATTR_MAX - 1

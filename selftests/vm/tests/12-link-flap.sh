@@ -51,24 +51,8 @@ mon=$!
 sleep 1
 
 # fio on 96M above those (24M on the slower debug kernel), pass after
-# pass until the flapping is over: random writes with a checksum per
-# block, then every block read back and checked.  Any error or mismatch
-# ends the loop with fio's exit status.
-cd "$out"
-(
-	pass=0
-	while [[ ! -e $out/stop ]]; do
-		pass=$(( pass + 1 ))
-		fio --name=flap --filename="/dev/$dev" --offset=32M --size="$fio_size" \
-			--rw=randwrite --bs=4k --iodepth=16 --ioengine=libaio \
-			--direct=1 --verify=crc32c --do_verify=1 --verify_fatal=1 \
-			--verify_state_save=0 --randseed="$pass" \
-			--output-format=json --output="$out/fio.$pass.json" \
-			> "$out/fio.$pass.out" 2>&1 || exit $?
-		echo "$pass" > "$out/passes"
-	done
-) &
-fio_pid=$!
+# pass until the flapping is over (fio_verify_start).
+fio_verify_start "$dev" 32M "$fio_size" "$out"
 sleep 3
 
 # Each flap: the link stays down 2 s, longer if need be until the device
@@ -139,21 +123,7 @@ errors=$(( $(io_errors) - errors0 ))
 (( errors == 0 )) ||
 	fail "the block layer logged $errors I/O errors of $dev during the flaps (a failed readahead must be quiet): $(dmesg | grep -m 2 "error, dev $dev," | tr '\n' ' ')"
 
-touch "$out/stop"
-rc=0
-wait "$fio_pid" || rc=$?
-fio_pid=
-passes=$(cat "$out/passes" 2> /dev/null || echo 0)
-written=0
-for f in "$out"/fio.*.json; do
-	[[ -s $f ]] || continue
-	e=$(jq '.jobs[0].error' "$f") || fail "$f: not fio's JSON: $(head -c 300 "$f")"
-	(( e == 0 )) || fail "fio reported error $e in $f: $(grep -i 'err\|verify' "${f%.json}.out" | head -n 5)"
-	written=$(( written + $(jq '.jobs[0].write.io_kbytes' "$f") ))
-done
-(( rc == 0 )) || fail "fio failed (exit $rc): $(cat "$out"/fio.*.out | grep -i 'err\|verify' | head -n 5)"
-log "fio: $passes passes complete, $(( written >> 10 )) MiB written and verified, no error"
-(( passes >= 1 )) || fail "fio did not complete a single pass"
+fio_verify_stop "$out"
 (( reconnects >= flaps )) || fail "$flaps flaps, but only $reconnects reconnects"
 
 cmp "$out/base" <(dd if="/dev/$dev" bs=1M count=32 iflag=direct status=none) ||

@@ -271,6 +271,52 @@ link_flap() {		# DEV
 		fail "$dev live again, but its reconnect count stayed at $before"
 }
 
+# fio on /dev/DEV from OFFSET, SIZE bytes, pass after pass until DIR/stop
+# exists, in the background (its pid in $fio_pid): random 4k writes with
+# a checksum per block at depth 16, then every block read back and
+# checked.  Any error or mismatch ends the loop with fio's exit status.
+# Each pass leaves DIR/fio.N.json and .out; DIR/passes counts them.
+fio_verify_start() {	# DEV OFFSET SIZE DIR
+	local dev=$1 offset=$2 size=$3 dir=$4
+	(
+		cd "$dir"
+		pass=0
+		while [[ ! -e $dir/stop ]]; do
+			pass=$(( pass + 1 ))
+			fio --name=verify --filename="/dev/$dev" --offset="$offset" \
+				--size="$size" --rw=randwrite --bs=4k --iodepth=16 \
+				--ioengine=libaio --direct=1 --verify=crc32c \
+				--do_verify=1 --verify_fatal=1 --verify_state_save=0 \
+				--randseed="$pass" --output-format=json \
+				--output="$dir/fio.$pass.json" \
+				> "$dir/fio.$pass.out" 2>&1 || exit $?
+			echo "$pass" > "$dir/passes"
+		done
+	) &
+	fio_pid=$!
+}
+
+# Stop fio_verify_start's loop in DIR (after its pass), wait up to 120 s,
+# and fail the test unless every pass ended without an error and at
+# least one completed.  Logs the passes and MiB written.
+fio_verify_stop() {	# DIR
+	local dir=$1 rc=0 f e passes written=0
+	touch "$dir/stop"
+	wait_exit "$fio_pid" 120 "fio still runs 120 s after it was told to stop"
+	wait "$fio_pid" || rc=$?
+	fio_pid=
+	passes=$(cat "$dir/passes" 2> /dev/null || echo 0)
+	for f in "$dir"/fio.*.json; do
+		[[ -s $f ]] || continue
+		e=$(jq '.jobs[0].error' "$f") || fail "$f: not fio's JSON: $(head -c 300 "$f")"
+		(( e == 0 )) || fail "fio reported error $e in $f: $(grep -i 'err\|verify' "${f%.json}.out" | head -n 5)"
+		written=$(( written + $(jq '.jobs[0].write.io_kbytes' "$f") ))
+	done
+	(( rc == 0 )) || fail "fio failed (exit $rc): $(cat "$dir"/fio.*.out | grep -i 'err\|verify' | head -n 5)"
+	log "fio: $passes passes complete, $(( written >> 10 )) MiB written and verified, no error"
+	(( passes >= 1 )) || fail "fio did not complete a single pass"
+}
+
 # Wait up to SECONDS (default 10) for export NAME to have N sessions;
 # past that, fail the test with WHAT (default: the export's name).
 wait_sessions() {	# NAME N [SECONDS [WHAT]]

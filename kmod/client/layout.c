@@ -1,0 +1,514 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rmbd client: the layout, how a device's data lies on its legs.  A
+ * mirror: every leg holds the whole device.  Which legs a request goes
+ * to, what becomes of it when some of them fail it, the legs' dirty maps
+ * of what they missed, and the resync that brings them up to date.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bio.h>
+#include <linux/bitmap.h>
+#include <linux/log2.h>
+#include <linux/module.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include "client.h"
+
+/**
+ * rmbd_c_dev_readable() - whether a leg that is up holds every write
+ * @dev: the device
+ *
+ * Else requests wait for one (or fail, without a loss timeout).
+ */
+bool rmbd_c_dev_readable(struct rmbd_c_dev *dev)
+{
+	struct rmbd_c_leg *leg;
+	unsigned int i;
+
+	for (i = 0; i < dev->nr_legs; i++) {
+		leg = dev->legs[i];
+		if (test_bit(RMBD_C_LEG_UP, &leg->flags) &&
+		    test_bit(RMBD_C_LEG_IN_SYNC, &leg->flags))
+			return true;
+	}
+	return false;
+}
+
+/**
+ * rmbd_c_leg_missed() - a write completes without @leg
+ * @leg: a leg of a device with several
+ * @pos: the write's first byte
+ * @len: its bytes
+ *
+ * Marks the range in the leg's dirty map; the leg holds no longer every
+ * write, and takes no reads until it is brought up to date.  Called with
+ * dev->sync_lock held.
+ */
+void rmbd_c_leg_missed(struct rmbd_c_leg *leg, u64 pos, u64 len)
+{
+	struct rmbd_c_dev *dev = leg->dev;
+	unsigned long r, last;
+
+	lockdep_assert_held(&dev->sync_lock);
+	clear_bit(RMBD_C_LEG_IN_SYNC, &leg->flags);
+	if (!leg->dirty || !len)
+		return;
+	last = min_t(u64, (pos + len - 1) >> dev->region_shift,
+		     dev->nr_regions - 1);
+	for (r = pos >> dev->region_shift; r <= last; r++)
+		set_bit(r, leg->dirty);
+}
+
+/*
+ * Bytes a read goes to one leg in, before the next: reads of a mirror
+ * spread over its legs by where they are.
+ */
+#define RMBD_C_READ_STRIPE_SHIFT	16
+
+/*
+ * The leg a read of @rq goes to: one that is up and holds every write,
+ * and that it did not fail on yet (when it failed on every such leg, any
+ * of them again; RMBD_C_MAX_FAULTS bounds that).  NULL when there is none.
+ */
+struct rmbd_c_leg *rmbd_c_read_leg(struct rmbd_c_dev *dev,
+					  struct rmbd_c_req *req,
+					  struct request *rq)
+{
+	unsigned int i, n = dev->nr_legs, first;
+	struct rmbd_c_leg *leg, *tried = NULL;
+
+	if (n == 1)
+		return dev->legs[0];
+	first = ((u64)blk_rq_pos(rq) << SECTOR_SHIFT >>
+		 RMBD_C_READ_STRIPE_SHIFT) % n;
+	for (i = 0; i < n; i++) {
+		leg = dev->legs[(first + i) % n];
+		if (!test_bit(RMBD_C_LEG_UP, &leg->flags) ||
+		    !test_bit(RMBD_C_LEG_IN_SYNC, &leg->flags))
+			continue;
+		if (!(req->tried & BIT(leg->index)))
+			return leg;
+		tried = tried ?: leg;
+	}
+	req->tried = 0;
+	return tried;
+}
+
+/* Give back what rmbd_c_io_prep() took for the first @n parts of @req. */
+void rmbd_c_unprep(struct rmbd_c_req *req, unsigned int n)
+{
+	while (n--)
+		rmbd_c_io_unprep(req->io[n]);
+}
+
+/*
+ * The parts of a write (or discard, or write zeroes) of @rq: one for every
+ * leg that is up.  A leg that is not misses the write, which must then
+ * reach a leg that holds every write (or wait for one).  Sets *@nr to
+ * the number of parts, 0 when the write must wait.
+ */
+blk_status_t rmbd_c_write_parts(struct rmbd_c_dev *dev,
+				struct blk_mq_hw_ctx *hctx, struct rmbd_c_req *req,
+				struct request *rq, u64 pos, unsigned int *nr)
+{
+	bool skipped = false, synced = false;
+	struct rmbd_c_queue *q;
+	struct rmbd_c_leg *leg;
+	blk_status_t status;
+	unsigned long flags;
+	unsigned int i, n = 0;
+
+	for (i = 0; i < dev->nr_legs; i++) {
+		leg = dev->legs[i];
+		q = rmbd_c_leg_queue(leg, hctx);
+		if (dev->nr_legs > 1 &&
+		    (!test_bit(RMBD_C_LEG_UP, &leg->flags) ||
+		     !test_bit(RMBD_C_Q_LIVE, &q->flags))) {
+			skipped = true;
+			continue;
+		}
+		status = rmbd_c_io_prep(q, req->io[n], rq,
+					pos >> leg->slab_shift,
+					pos & (leg->slab_size - 1));
+		/* Its queue failed meanwhile: the leg is going down. */
+		if (unlikely(status == BLK_STS_IOERR && dev->nr_legs > 1 &&
+			     !test_bit(RMBD_C_Q_LIVE, &q->flags))) {
+			skipped = true;
+			continue;
+		}
+		if (unlikely(status)) {
+			rmbd_c_unprep(req, n);
+			return status;
+		}
+		n++;
+	}
+	*nr = n;
+	if (likely(!skipped))
+		return BLK_STS_OK;
+	spin_lock_irqsave(&dev->sync_lock, flags);
+	for (i = 0; i < n; i++)
+		if (test_bit(RMBD_C_LEG_IN_SYNC, &req->io[i]->queue->leg->flags))
+			synced = true;
+	for (i = 0; synced && i < dev->nr_legs; i++) {
+		leg = dev->legs[i];
+		if (!test_bit(RMBD_C_LEG_UP, &leg->flags) ||
+		    !test_bit(RMBD_C_Q_LIVE,
+			      &rmbd_c_leg_queue(leg, hctx)->flags))
+			rmbd_c_leg_missed(leg, pos, blk_rq_bytes(rq));
+	}
+	spin_unlock_irqrestore(&dev->sync_lock, flags);
+	if (!synced) {
+		rmbd_c_unprep(req, n);
+		*nr = 0;
+	}
+	return BLK_STS_OK;
+}
+
+static unsigned int resync_rate;
+module_param(resync_rate, uint, 0644);
+MODULE_PARM_DESC(resync_rate,
+		 "MiB/s a resync copies at most, per device (0: no limit)");
+
+/*
+ * The legs' dirty maps, once their first sessions are set up: a bit for
+ * each region of the device (1 MiB, larger for a device of more than
+ * 1 TiB); and the resync's buffer.  A device of one leg needs neither.
+ */
+int rmbd_c_dirty_alloc(struct rmbd_c_dev *dev)
+{
+	u64 size = U64_MAX;
+	unsigned int i;
+
+	if (dev->nr_legs == 1)
+		return 0;
+	for (i = 0; i < dev->nr_legs; i++)
+		size = min(size, dev->legs[i]->size);
+	dev->region_shift = RMBD_C_REGION_SHIFT;
+	while (DIV_ROUND_UP_ULL(size, 1ULL << dev->region_shift) >
+	       (1UL << RMBD_C_MAX_REGIONS_SHIFT))
+		dev->region_shift++;
+	dev->nr_regions = DIV_ROUND_UP_ULL(size, 1ULL << dev->region_shift);
+	for (i = 0; i < dev->nr_legs; i++) {
+		dev->legs[i]->dirty = bitmap_zalloc(dev->nr_regions,
+						    GFP_KERNEL);
+		if (!dev->legs[i]->dirty)
+			return -ENOMEM;
+	}
+	dev->resync_pages = kcalloc(RMBD_C_RESYNC_PAGES,
+				    sizeof(*dev->resync_pages), GFP_KERNEL);
+	if (!dev->resync_pages)
+		return -ENOMEM;
+	for (i = 0; i < RMBD_C_RESYNC_PAGES; i++) {
+		dev->resync_pages[i] = alloc_page(GFP_KERNEL);
+		if (!dev->resync_pages[i])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Free what rmbd_c_dirty_alloc() allocated, or some of it. */
+void rmbd_c_dirty_free(struct rmbd_c_dev *dev)
+{
+	unsigned int i;
+
+	for (i = 0; i < dev->nr_legs; i++) {
+		bitmap_free(dev->legs[i]->dirty);
+		dev->legs[i]->dirty = NULL;
+	}
+	if (!dev->resync_pages)
+		return;
+	for (i = 0; i < RMBD_C_RESYNC_PAGES; i++)
+		if (dev->resync_pages[i])
+			__free_page(dev->resync_pages[i]);
+	kfree(dev->resync_pages);
+	dev->resync_pages = NULL;
+}
+
+static unsigned int rmbd_c_bucket(unsigned long region)
+{
+	return region % RMBD_C_BARRIER_BUCKETS;
+}
+
+/**
+ * rmbd_c_write_enter() - count a write of a device with several legs
+ * @dev: the device
+ * @rq: the write (or discard, or write zeroes), not started
+ *
+ * Counts it in flight in the buckets of its regions, unless the resync
+ * holds one of them: then it is started and waits on the requeue list
+ * until the resync lets the bucket go, and true is returned.  A counted
+ * write leaves with rmbd_c_write_exit() (its ->complete, or a refusal).
+ */
+bool rmbd_c_write_enter(struct rmbd_c_dev *dev, struct request *rq)
+{
+	struct rmbd_c_req *req = blk_mq_rq_to_pdu(rq);
+	u64 pos = (u64)blk_rq_pos(rq) << SECTOR_SHIFT;
+	unsigned long r, first, last;
+	int held;
+
+	req->wr_regions = 0;
+	/* The resync's own write: it holds the barrier for it. */
+	if (rq->bio && rq->bio == READ_ONCE(dev->resync_bio))
+		return false;
+	first = pos >> dev->region_shift;
+	last = (pos + max(blk_rq_bytes(rq), 1U) - 1) >> dev->region_shift;
+	last = min(last, first + RMBD_C_BARRIER_BUCKETS - 1);
+	for (r = first; r <= last; r++)
+		atomic_inc(&dev->wr_inflight[rmbd_c_bucket(r)]);
+	req->wr_region = first;
+	req->wr_regions = last - first + 1;
+	/* Pairs with the barrier in rmbd_c_resync_region(). */
+	smp_mb__after_atomic();
+	held = READ_ONCE(dev->resync_bucket);
+	if (likely(held < 0))
+		return false;
+	for (r = first; r <= last; r++)
+		if (rmbd_c_bucket(r) == held)
+			break;
+	if (r > last)
+		return false;
+	rmbd_c_write_exit(dev, req);
+	blk_mq_start_request(rq);
+	blk_mq_requeue_request(rq, false);
+	/* As rmbd_c_park(): kick it if the bucket went meanwhile. */
+	smp_mb();
+	if (READ_ONCE(dev->resync_bucket) != held)
+		blk_mq_kick_requeue_list(rq->q);
+	return true;
+}
+
+/* A counted write is no longer in flight: wake the resync it held up. */
+void rmbd_c_write_exit(struct rmbd_c_dev *dev, struct rmbd_c_req *req)
+{
+	unsigned long r;
+
+	for (r = req->wr_region; r < req->wr_region + req->wr_regions; r++)
+		if (atomic_dec_and_test(&dev->wr_inflight[rmbd_c_bucket(r)]) &&
+		    READ_ONCE(dev->resync_bucket) == rmbd_c_bucket(r))
+			wake_up(&dev->resync_wait);
+	req->wr_regions = 0;
+}
+
+/*
+ * Bytes the resync reads and writes at once: what one request takes
+ * without a split (rmbd_c_write_enter() knows the resync's request by its
+ * bio), at most a region and the buffer.
+ */
+static unsigned int rmbd_c_resync_chunk(struct rmbd_c_dev *dev)
+{
+	struct request_queue *q = dev->disk->queue;
+	u64 len = 1ULL << dev->region_shift;
+
+	len = min_t(u64, len, (u64)RMBD_C_RESYNC_PAGES << PAGE_SHIFT);
+	len = min_t(u64, len, (u64)queue_max_hw_sectors(q) << SECTOR_SHIFT);
+	len = min_t(u64, len, (u64)queue_max_segments(q) << PAGE_SHIFT);
+	if (q->limits.chunk_sectors)
+		len = min_t(u64, len,
+			    (u64)q->limits.chunk_sectors << SECTOR_SHIFT);
+	return rounddown_pow_of_two(len);
+}
+
+/* Read or write @len bytes at @pos through the disk, with the buffer. */
+static int rmbd_c_resync_io(struct rmbd_c_dev *dev, enum req_op op, u64 pos,
+			    unsigned int len)
+{
+	unsigned int i, n = DIV_ROUND_UP(len, PAGE_SIZE);
+	struct bio *bio;
+	int ret;
+
+	bio = bio_alloc(dev->disk->part0, n, op | REQ_SYNC | REQ_NOMERGE,
+			GFP_NOIO);
+	bio->bi_iter.bi_sector = pos >> SECTOR_SHIFT;
+	for (i = 0; i < n; i++)
+		__bio_add_page(bio, dev->resync_pages[i],
+			       min_t(unsigned int, PAGE_SIZE,
+				     len - i * PAGE_SIZE), 0);
+	WRITE_ONCE(dev->resync_bio, bio);
+	ret = submit_bio_wait(bio);
+	WRITE_ONCE(dev->resync_bio, NULL);
+	bio_put(bio);
+	return ret;
+}
+
+/*
+ * Copy region @r to @leg: with the writes of its bucket held off and
+ * those in flight ended, read it (from a leg in sync) and write it (to
+ * every leg that is up).  Its dirty bit goes first: a write that fails on
+ * @leg from then on sets it again.
+ */
+static int rmbd_c_resync_region(struct rmbd_c_dev *dev,
+				struct rmbd_c_leg *leg, unsigned long r,
+				unsigned int chunk)
+{
+	unsigned int b = rmbd_c_bucket(r);
+	u64 pos = (u64)r << dev->region_shift;
+	u64 end = min_t(u64, pos + (1ULL << dev->region_shift), dev->size);
+	unsigned int len;
+	int ret = 0;
+
+	WRITE_ONCE(dev->resync_bucket, b);
+	/* Pairs with the barrier in rmbd_c_write_enter(). */
+	smp_mb();
+	wait_event(dev->resync_wait, !atomic_read(&dev->wr_inflight[b]));
+	clear_bit(r, leg->dirty);
+	for (; pos < end && !ret; pos += len) {
+		len = min_t(u64, chunk, end - pos);
+		ret = rmbd_c_resync_io(dev, REQ_OP_READ, pos, len);
+		if (!ret)
+			ret = rmbd_c_resync_io(dev, REQ_OP_WRITE, pos, len);
+	}
+	if (ret)
+		set_bit(r, leg->dirty);
+	WRITE_ONCE(dev->resync_bucket, -1);
+	/* Pairs with the barrier in rmbd_c_write_enter(). */
+	smp_mb();
+	blk_mq_kick_requeue_list(dev->disk->queue);
+	return ret;
+}
+
+/* Whether the resync of @leg must stop: it or the device is going. */
+static bool rmbd_c_resync_stop(struct rmbd_c_dev *dev, struct rmbd_c_leg *leg)
+{
+	return test_bit(RMBD_C_DEV_DEAD, &dev->flags) ||
+	       !test_bit(RMBD_C_LEG_UP, &leg->flags) ||
+	       READ_ONCE(leg->stopping);
+}
+
+/*
+ * Bring @leg, up but stale, up to date: copy each region its dirty map
+ * has, throttled to resync_rate, until none is left; then it is in sync.
+ */
+static void rmbd_c_resync_leg(struct rmbd_c_dev *dev, struct rmbd_c_leg *leg)
+{
+	unsigned int chunk = rmbd_c_resync_chunk(dev);
+	unsigned long r, start = jiffies, t0;
+	u64 copied = 0, region = 1ULL << dev->region_shift;
+	unsigned long flags;
+	unsigned int rate;
+	bool done;
+	int ret;
+
+	pr_info("rmbd%d: leg %u: resync of %lu MiB starts\n", dev->index,
+		leg->index, (unsigned long)(((u64)bitmap_weight(leg->dirty,
+			     dev->nr_regions) << dev->region_shift) >> 20));
+	rmbd_c_notify(dev, RMBD_DEV_EVENT_RESYNC);
+	do {
+		for_each_set_bit(r, leg->dirty, dev->nr_regions) {
+			if (rmbd_c_resync_stop(dev, leg))
+				return;
+			t0 = jiffies;
+			ret = rmbd_c_resync_region(dev, leg, r, chunk);
+			if (ret) {
+				pr_warn("rmbd%d: leg %u: resync stopped (%d)\n",
+					dev->index, leg->index, ret);
+				return;
+			}
+			copied += region;
+			rate = READ_ONCE(resync_rate);
+			if (rate)
+				schedule_timeout_uninterruptible(max_t(long, 0,
+					(long)(div_u64(region * HZ,
+						       (u64)rate << 20)) -
+					(long)(jiffies - t0)));
+		}
+		spin_lock_irqsave(&dev->sync_lock, flags);
+		done = bitmap_empty(leg->dirty, dev->nr_regions) &&
+		       test_bit(RMBD_C_LEG_UP, &leg->flags);
+		if (done)
+			set_bit(RMBD_C_LEG_IN_SYNC, &leg->flags);
+		spin_unlock_irqrestore(&dev->sync_lock, flags);
+	} while (!done && !rmbd_c_resync_stop(dev, leg));
+	if (!done)
+		return;
+	pr_info("rmbd%d: leg %u in sync again: %llu MiB copied in %u ms\n",
+		dev->index, leg->index, copied >> 20,
+		jiffies_to_msecs(jiffies - start));
+	rmbd_c_notify(dev, RMBD_DEV_EVENT_HEALTHY);
+}
+
+/* Start the resync if a leg that is up misses writes. */
+void rmbd_c_resync_start(struct rmbd_c_dev *dev)
+{
+	struct rmbd_c_leg *leg;
+	unsigned int i;
+
+	for (i = 0; i < dev->nr_legs; i++) {
+		leg = dev->legs[i];
+		if (test_bit(RMBD_C_LEG_UP, &leg->flags) &&
+		    !test_bit(RMBD_C_LEG_IN_SYNC, &leg->flags)) {
+			queue_work(rmbd_c_wq, &dev->resync_work);
+			return;
+		}
+	}
+}
+
+/**
+ * rmbd_c_resync_work() - bring the stale legs of a device up to date
+ * @work: the device's resync_work
+ *
+ * Queued when a leg that missed writes is back.  Its requests wait for a
+ * session like any (swap-out among those it holds off): no I/O to reclaim.
+ */
+void rmbd_c_resync_work(struct work_struct *work)
+{
+	struct rmbd_c_dev *dev = container_of(work, struct rmbd_c_dev,
+					      resync_work);
+	unsigned int noio = memalloc_noio_save();
+	struct rmbd_c_leg *leg;
+	unsigned int i;
+
+	for (i = 0; i < dev->nr_legs; i++) {
+		leg = dev->legs[i];
+		if (!rmbd_c_resync_stop(dev, leg) &&
+		    !test_bit(RMBD_C_LEG_IN_SYNC, &leg->flags) &&
+		    rmbd_c_dev_readable(dev))
+			rmbd_c_resync_leg(dev, leg);
+	}
+	memalloc_noio_restore(noio);
+}
+
+/*
+ * A request of a device with several legs failed on some: a write that a
+ * leg holding every write took completes, and the legs it failed on miss
+ * it; a read goes to another leg.  Returns whether @rq was dealt with.
+ */
+bool rmbd_c_legs_decide(struct rmbd_c_dev *dev, struct request *rq)
+{
+	struct rmbd_c_req *req = blk_mq_rq_to_pdu(rq);
+	struct rmbd_c_io *io;
+	unsigned long flags;
+	bool synced = false;
+	unsigned int i;
+
+	if (!op_is_write(req_op(rq))) {
+		req->tried |= BIT(req->io[0]->queue->leg->index);
+		for (i = 0; i < dev->nr_legs; i++) {
+			if (req->tried & BIT(i) ||
+			    !test_bit(RMBD_C_LEG_UP, &dev->legs[i]->flags) ||
+			    !test_bit(RMBD_C_LEG_IN_SYNC, &dev->legs[i]->flags))
+				continue;
+			blk_mq_requeue_request(rq, true);
+			return true;
+		}
+		return false;
+	}
+	spin_lock_irqsave(&dev->sync_lock, flags);
+	for (i = 0; i < req->nr_io; i++) {
+		io = req->io[i];
+		if (!io->status &&
+		    test_bit(RMBD_C_LEG_IN_SYNC, &io->queue->leg->flags))
+			synced = true;
+	}
+	for (i = 0; synced && i < req->nr_io; i++) {
+		io = req->io[i];
+		if (io->status)
+			rmbd_c_leg_missed(io->queue->leg,
+					  (u64)blk_rq_pos(rq) << SECTOR_SHIFT,
+					  blk_rq_bytes(rq));
+	}
+	spin_unlock_irqrestore(&dev->sync_lock, flags);
+	if (synced)
+		blk_mq_end_request(rq, BLK_STS_OK);
+	return synced;
+}

@@ -1,0 +1,202 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# A mirror of two legs, each on its own soft-RoCE link (export m0 over
+# d0, m1 over a second link, d2): fio writes and verifies from start to
+# end while the second link goes down and stays down.  The device stays
+# live the whole time (no wait, no I/O error), its second leg shows down,
+# and rmbd monitor says "degraded".  When the link comes back the leg
+# reconnects as "stale", with the regions it missed in its dirty map,
+# and takes no reads, while its resync (throttled to 1 MiB/s here)
+# copies them: with the first link down now, the device waits
+# (reconnecting) rather than read the stale copy, and is live again
+# with the first link.  Unthrottled, the resync ends ("healthy"), having
+# copied only the dirty regions, and fio, which wrote all along, found
+# no error.  Each export connected alone then holds the same data.  A
+# leg whose export is deleted fails for good and the device stays live.
+# timeout=600
+
+set -eu
+source "$(dirname "$0")/lib.sh"
+require_rmbd
+command -v fio > /dev/null || skip "fio not installed"
+
+addr2=10.201.0.1
+out=/run/rmbd-mirror
+rm -rf "$out"
+mkdir -p "$out"
+
+cleanup() {
+	[[ -n ${fio_pid:-} ]] && kill "$fio_pid" 2> /dev/null
+	[[ -n ${mon:-} ]] && kill "$mon" 2> /dev/null
+	link_up 2> /dev/null || true
+	ip link set d2 up 2> /dev/null || true
+	echo 0 > /sys/module/rmbd_client/parameters/resync_rate 2> /dev/null || true
+	rmbd_reset > /dev/null 2>&1 || true
+	rdma link del rxe1 2> /dev/null || true
+	ip link del d2 2> /dev/null || true
+	true
+}
+trap cleanup EXIT
+
+# The second link: rxe1 on dummy d2, as the guest set up rxe0 on d0.
+ip link add d2 type dummy && ip link set d2 mtu 4500 &&
+	ip addr add "$addr2/24" dev d2 && ip link set d2 up &&
+	rdma link add rxe1 type rxe netdev d2 || fail "cannot set up rxe1 on d2"
+
+resync_rate=/sys/module/rmbd_client/parameters/resync_rate
+echo 1 > "$resync_rate" || fail "cannot throttle the resync"
+target_setup m0 64M
+target_setup m1 96M
+rmbd_ok listener add "$addr2" > /dev/null
+
+# Connect: both legs up, the device as large as the smaller export.
+dev=$(rmbd_ok dev connect addr "$RMBD_ADDR" export m0 addr "$addr2" export m1 \
+	layout mirror reconnect_delay 1 loss_timeout 120 | tail -n 1)
+[[ $dev =~ ^rmbd[0-9]+$ ]] || fail "dev connect printed '$dev'"
+wait_node "/dev/$dev" || fail "/dev/$dev did not appear"
+log "connected /dev/$dev: $(rmbd_cli dev show "$dev")"
+got=$(dev_jq "$dev" '"\(.layout) \(.size) \(.degraded) \([.legs[] | "\(.state)/\(.export)"] | join(","))"')
+[[ $got == "mirror $(( 64 << 20 )) false up/m0,up/m1" ]] ||
+	fail "a new mirror of m0 (64M) and m1 (96M): $got"
+(( $(blockdev --getsize64 "/dev/$dev") == 64 << 20 )) ||
+	fail "/dev/$dev has $(blockdev --getsize64 "/dev/$dev") bytes, not 64M"
+
+# Both legs refused as a whole: the same export twice
+rmbd_fails "one export twice" dev connect addr "$RMBD_ADDR" export m0 addr "$RMBD_ADDR" export m0
+[[ $RMBD_ERR == *"leg 1 (addr $RMBD_ADDR export m0): two legs of a device on the same export" ]] ||
+	fail "two legs on one export: '$RMBD_ERR'"
+
+# Data that must survive on both copies: the first 16M.
+head -c 16M /dev/urandom > "$out/base"
+dd if="$out/base" of="/dev/$dev" bs=1M oflag=direct status=none ||
+	fail "initial write failed"
+
+"$RMBD_BIN" -j monitor dev > "$out/events" 2> "$out/monitor.err" &
+mon=$!
+sleep 1
+
+# fio on the 32M above, pass after pass (fio_verify_start).
+io_errors() { dmesg | grep -c "error, dev $dev," || true; }
+errors0=$(io_errors)
+fio_verify_start "$dev" 16M 32M "$out"
+sleep 2
+
+# The second link goes down for good: within 20 s its leg is down, and
+# the device never leaves live.
+ip link set d2 down
+t0=$(usec)
+while :; do
+	read -r st leg1 < <(dev_jq "$dev" '"\(.state) \(.legs[1].state)"')
+	[[ $st == live ]] || fail "the device went $st when one leg of two was lost"
+	[[ $leg1 == down ]] && break
+	(( $(usec) - t0 < 20000000 )) || fail "leg 1 still $leg1 20 s after its link went down"
+	sleep 0.1
+done
+log "leg 1 down after $(( ($(usec) - t0) / 1000 )) ms; the device stays live"
+for (( i = 0; i < 50; i++ )); do
+	st=$(dev_field "$dev" state)
+	[[ $st == live ]] || fail "the device went $st with one leg down"
+	kill -0 "$fio_pid" 2> /dev/null || fail "fio exited with a leg down: $(cat "$out"/fio.*.out | tail -n 5)"
+	sleep 0.1
+done
+[[ $(dev_field "$dev" degraded) == true ]] || fail "a mirror with a leg down is not shown degraded"
+# Written while leg 1 is down: only leg 0 has it.
+head -c 4M /dev/urandom > "$out/late"
+dd if="$out/late" of="/dev/$dev" bs=1M seek=56 oflag=direct status=none ||
+	fail "a write with a leg down failed"
+
+# The link is back: the leg reconnects, stale, having missed writes.
+ip link set d2 up
+t0=$(usec)
+while leg1=$(dev_jq "$dev" '.legs[1] | "\(.state) \(.reconnects) \(.dirty)"'); [[ $leg1 != stale* ]]; do
+	(( $(usec) - t0 < 30000000 )) || fail "leg 1 is '$leg1' 30 s after its link came back"
+	sleep 0.1
+done
+read -r _ reconnects dirty <<< "$leg1"
+(( reconnects >= 1 && dirty >= 4 << 20 && dirty <= 36 << 20 )) ||
+	fail "leg 1 back: $reconnects reconnects, $dirty bytes dirty (fio wrote 32M, dd 4M)"
+log "leg 1 back after $(( ($(usec) - t0) / 1000 )) ms: stale, $(( dirty >> 20 )) MiB to resync"
+# Reads (spread over the legs by position) never go to the stale leg.
+cmp "$out/late" <(dd if="/dev/$dev" bs=64k skip=896 count=64 iflag=direct status=none) ||
+	fail "4M written while leg 1 was down read back wrong with leg 1 stale"
+
+# Now the first link goes: the stale leg holds no reads, so the device
+# waits, and comes back live with the first leg.
+blockdev --flushbufs "/dev/$dev"
+link_down
+t0=$(usec)
+while [[ $(dev_field "$dev" state) == live ]]; do
+	(( $(usec) - t0 < 20000000 )) || fail "the device stayed live with only a stale leg up"
+	sleep 0.1
+done
+(cmp "$out/base" <(dd if="/dev/$dev" bs=1M count=16 iflag=direct status=none) &&
+ echo same) > "$out/read" 2>&1 &
+rd=$!
+sleep 1
+kill -0 "$rd" 2> /dev/null || fail "a read with only the stale leg up did not wait: $(cat "$out/read")"
+link_up
+wait_live_again "$dev" > /dev/null
+wait_exit "$rd" 30 "a read still waits 30 s after the device was live again"
+[[ $(cat "$out/read") == same ]] || fail "the read that waited: $(head -c 300 "$out/read")"
+log "with the in-sync leg down the device waited, then read the right data"
+[[ $(dev_jq "$dev" '.legs[1].state') == stale ]] ||
+	fail "leg 1 is $(dev_jq "$dev" '.legs[1].state') before its resync could end"
+
+# Unthrottled, the resync ends within 60 s while fio goes on writing.
+echo 0 > "$resync_rate"
+t0=$(usec)
+while leg1=$(dev_jq "$dev" '.legs[1] | "\(.state) \(.dirty)"'); [[ $leg1 != "up 0" ]]; do
+	(( $(usec) - t0 < 60000000 )) || fail "leg 1 is '$leg1' 60 s after its resync was let go"
+	[[ $(dev_field "$dev" state) == live ]] || fail "the device went $(dev_field "$dev" state) during the resync"
+	sleep 0.2
+done
+log "leg 1 in sync $(( ($(usec) - t0) / 1000 )) ms later: $(dmesg | grep -o 'leg 1 in sync again.*' | tail -n 1)"
+copied=$(dmesg | grep -o 'leg 1: resync of [0-9]* MiB starts' | head -n 1 | grep -o '[0-9]* MiB')
+[[ -n $copied ]] && (( ${copied% MiB} <= 36 )) ||
+	fail "the resync did not copy only what leg 1 missed (36 MiB at most): '$copied'"
+sleep 2
+fio_verify_stop "$out"
+[[ $(dev_field "$dev" degraded) == false ]] || fail "in sync again, the mirror is still degraded"
+
+kill "$mon" 2> /dev/null
+wait "$mon" 2> /dev/null || true
+mon=
+names=$(jq -r --arg d "$dev" 'select(.name == $d) | .event' "$out/events")
+log "events: $(sort <<< "$names" | uniq -c | tr -s ' \n' ' ')"
+for e in degraded leg-back link-down live resync healthy; do
+	grep -qx -- "$e" <<< "$names" || fail "no $e event: $(tr '\n' ' ' <<< "$names")"
+done
+
+errors=$(( $(io_errors) - errors0 ))
+(( errors == 0 )) || fail "the block layer logged $errors I/O errors of $dev: $(dmesg | grep -m 2 "error, dev $dev," | tr '\n' ' ')"
+
+# Each copy alone holds the same 64M, the first 16M as written first.
+dev_disconnect "$dev"
+for m in m0 m1; do
+	one=$(dev_connect "$m")
+	dd if="/dev/$one" of="$out/$m.img" bs=1M count=64 iflag=direct status=none ||
+		fail "cannot read export $m alone"
+	dev_disconnect "$one"
+done
+cmp "$out/m0.img" "$out/m1.img" || fail "the legs' copies differ after the resync"
+cmp "$out/base" <(head -c 16M "$out/m0.img") || fail "the first 16M changed"
+log "m0 and m1, each alone, hold the same 64M"
+
+# A leg whose export is deleted fails for good; the device stays live.
+dev=$(rmbd_ok dev connect addr "$RMBD_ADDR" export m0 addr "$addr2" export m1 \
+	reconnect_delay 1 | tail -n 1)
+wait_node "/dev/$dev" || fail "/dev/$dev did not appear"
+rmbd_ok export del m1 force > /dev/null
+t0=$(usec)
+while leg1=$(dev_jq "$dev" '.legs[1].state'); [[ $leg1 != failed ]]; do
+	(( $(usec) - t0 < 30000000 )) || fail "leg 1 is '$leg1' 30 s after its export was deleted"
+	[[ $(dev_field "$dev" state) == live ]] || fail "the device went $(dev_field "$dev" state) when a leg's export was deleted"
+	sleep 0.1
+done
+dd if=/dev/urandom of="/dev/$dev" bs=1M count=1 seek=48 oflag=direct status=none ||
+	fail "a write with leg 1 failed"
+cmp "$out/base" <(dd if="/dev/$dev" bs=1M count=16 iflag=direct status=none) ||
+	fail "the first 16M differ after leg 1 failed"
+log "leg 1 failed for good with its export; the device is live"
+dev_disconnect "$dev"
