@@ -60,6 +60,7 @@ struct rmbd_ctx {
 	struct nl_sock *sk;
 	int family[RMBD_NR_FAMILIES];	/* 0: not resolved yet */
 	char errmsg[256];
+	int64_t err_offs;	/* the ext ack's offset of the bad attribute */
 
 	/* Events: a socket of their own, and the datagram being read. */
 	struct nl_sock *ev_sk;
@@ -160,6 +161,8 @@ static void rmbd_parse_ext_ack(struct rmbd_ctx *ctx,
 	else if (tb[NLMSGERR_ATTR_MISS_TYPE])
 		rmbd_set_errmsg(ctx, "missing attribute %u",
 				nla_get_u32(tb[NLMSGERR_ATTR_MISS_TYPE]));
+	if (tb[NLMSGERR_ATTR_OFFS])
+		ctx->err_offs = nla_get_u32(tb[NLMSGERR_ATTR_OFFS]);
 }
 
 static int rmbd_error_cb(struct sockaddr_nl *nla, struct nlmsgerr *e,
@@ -252,6 +255,7 @@ static int rmbd_msg_new(struct rmbd_ctx *ctx, enum rmbd_family_id fam,
 	int id;
 
 	ctx->errmsg[0] = '\0';
+	ctx->err_offs = -1;
 	id = rmbd_resolve(ctx, fam);
 	if (id < 0)
 		return id;
@@ -830,12 +834,11 @@ static int rmbd_parse_dev_info(struct nlattr **tb, void *arg)
 }
 
 /*
- * DEV_CONNECT's reply: the device, or before a refusal, the leg that
- * failed and the export's holder.
+ * DEV_CONNECT's reply: the device, or before a refusal, the export's
+ * holder.
  */
 struct rmbd_connect_reply {
 	struct rmbd_dev_info dev;
-	int64_t failed_leg;		/* -1: none named */
 	char holder[RMBD_HOST_MAX];
 };
 
@@ -843,21 +846,21 @@ static int rmbd_parse_connect(struct nlattr **tb, void *arg)
 {
 	struct rmbd_connect_reply *r = arg;
 
-	if (tb[RMBD_CLIENT_ATTR_FAILED_LEG] || tb[RMBD_CLIENT_ATTR_HOLDER]) {
-		if (tb[RMBD_CLIENT_ATTR_FAILED_LEG])
-			r->failed_leg =
-				nla_get_u32(tb[RMBD_CLIENT_ATTR_FAILED_LEG]);
-		if (tb[RMBD_CLIENT_ATTR_HOLDER])
-			nla_strlcpy(r->holder, tb[RMBD_CLIENT_ATTR_HOLDER],
-				    sizeof(r->holder));
+	if (tb[RMBD_CLIENT_ATTR_HOLDER]) {
+		nla_strlcpy(r->holder, tb[RMBD_CLIENT_ATTR_HOLDER],
+			    sizeof(r->holder));
 		return 0;
 	}
 	return rmbd_parse_dev_info(tb, &r->dev);
 }
 
-/* The legs of DEV_CONNECT, as a RMBD_CLIENT_ATTR_LEGS nest */
+/*
+ * The legs of DEV_CONNECT, as a RMBD_CLIENT_ATTR_LEGS nest; @offs gets
+ * the offset of each leg's nest in the message, which a refusal's ext ack
+ * points at.
+ */
 static int rmbd_put_legs(struct nl_msg *msg,
-			 const struct rmbd_connect_opts *opts)
+			 const struct rmbd_connect_opts *opts, int64_t *offs)
 {
 	const struct rmbd_leg_opts *l;
 	struct nlattr *legs, *leg;
@@ -872,6 +875,9 @@ static int rmbd_put_legs(struct nl_msg *msg,
 		leg = nla_nest_start(msg, RMBD_CLIENT_ATTR_LEG);
 		if (!leg)
 			return -NLE_NOMEM;
+		/* More legs than this are the kernel's to refuse. */
+		if (i < RMBD_MAX_LEGS)
+			offs[i] = (char *)leg - (char *)nlmsg_hdr(msg);
 		ret = nla_put_string(msg, RMBD_LEG_ATTR_ADDR, l->addr);
 		if (!ret && l->port)
 			ret = nla_put_u16(msg, RMBD_LEG_ATTR_PORT, l->port);
@@ -888,12 +894,13 @@ static int rmbd_put_legs(struct nl_msg *msg,
 
 /* The attributes of DEV_CONNECT; optional ones only when given. */
 static int rmbd_put_connect_opts(struct nl_msg *msg,
-				 const struct rmbd_connect_opts *opts)
+				 const struct rmbd_connect_opts *opts,
+				 int64_t *offs)
 {
 	int ret;
 
 	if (opts->nr_legs) {
-		ret = rmbd_put_legs(msg, opts);
+		ret = rmbd_put_legs(msg, opts, offs);
 	} else {
 		ret = nla_put_string(msg, RMBD_CLIENT_ATTR_ADDR, opts->addr);
 		if (!ret && opts->port)
@@ -964,10 +971,12 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 		     const struct rmbd_connect_opts *opts,
 		     struct rmbd_dev_info *out)
 {
+	int64_t offs[RMBD_MAX_LEGS];
 	struct rmbd_connect_reply r;
 	struct rmbd_connect_opts o;
 	char host[RMBD_HOST_MAX];
 	struct nl_msg *msg;
+	unsigned int i;
 	int ret;
 
 	if (!opts || (opts->nr_legs ? !rmbd_legs_valid(opts) :
@@ -991,16 +1000,22 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 			   0, &msg);
 	if (ret)
 		return ret;
-	if (rmbd_put_ret(msg, rmbd_put_connect_opts(msg, &o)))
+	for (i = 0; i < RMBD_MAX_LEGS; i++)
+		offs[i] = -1;
+	if (rmbd_put_ret(msg, rmbd_put_connect_opts(msg, &o, offs)))
 		return -EMSGSIZE;
 	memset(&r, 0, sizeof(r));
-	r.failed_leg = -1;
 	ret = rmbd_do(ctx, RMBD_FAM_CLIENT, msg, rmbd_parse_connect, &r);
 	if (ret == -EBUSY && r.holder[0])
 		rmbd_set_errmsg(ctx, "export in use by host %s", r.holder);
-	if (ret && o.nr_legs > 1 && r.failed_leg >= 0 &&
-	    r.failed_leg < o.nr_legs)
-		rmbd_leg_errmsg(ctx, &o.legs[r.failed_leg], r.failed_leg);
+	/* A refusal about one leg points at its nest. */
+	for (i = 0; ret && o.nr_legs > 1 && i < o.nr_legs && i < RMBD_MAX_LEGS;
+	     i++) {
+		if (ctx->err_offs >= 0 && ctx->err_offs == offs[i]) {
+			rmbd_leg_errmsg(ctx, &o.legs[i], (int64_t)i);
+			break;
+		}
+	}
 	if (!ret && out)
 		*out = r.dev;
 	return ret;

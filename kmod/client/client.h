@@ -456,6 +456,7 @@ struct rmbd_c_leg_args {
 	const char	*addr;
 	u16		port;
 	const char	*export_name;
+	const struct nlattr *nla;	/* its RMBD_CLIENT_ATTR_LEG, or NULL */
 };
 
 struct rmbd_c_connect_args {

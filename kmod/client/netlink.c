@@ -73,7 +73,6 @@ static const struct nla_policy rmbd_c_policy[RMBD_CLIENT_ATTR_MAX + 1] = {
 	[RMBD_CLIENT_ATTR_LEG]		= { .type = NLA_REJECT },
 	[RMBD_CLIENT_ATTR_LAYOUT]	=
 		NLA_POLICY_RANGE(NLA_U8, RMBD_LAYOUT_MIRROR, RMBD_LAYOUT_MIRROR),
-	[RMBD_CLIENT_ATTR_FAILED_LEG]	= { .type = NLA_REJECT },
 };
 
 static struct genl_family rmbd_c_family;
@@ -203,18 +202,15 @@ static int rmbd_c_reply(struct genl_info *info, struct sk_buff *skb,
 	return genlmsg_reply(skb, info);
 }
 
-/* The message before a failed connect's error: which leg, whose export */
-static void rmbd_c_reply_failed(struct genl_info *info, struct sk_buff *skb,
-				const struct rmbd_c_connect_args *args)
+/* The message before an -EBUSY's error: who holds the export */
+static void rmbd_c_reply_holder(struct genl_info *info, struct sk_buff *skb,
+				const char *holder)
 {
 	void *hdr;
 
 	hdr = genlmsg_put_reply(skb, info, &rmbd_c_family, 0,
 				info->genlhdr->cmd);
-	if (!hdr ||
-	    nla_put_u32(skb, RMBD_CLIENT_ATTR_FAILED_LEG, args->failed_leg) ||
-	    (args->holder[0] &&
-	     nla_put_string(skb, RMBD_CLIENT_ATTR_HOLDER, args->holder))) {
+	if (!hdr || nla_put_string(skb, RMBD_CLIENT_ATTR_HOLDER, holder)) {
 		nlmsg_free(skb);
 		return;
 	}
@@ -224,17 +220,19 @@ static void rmbd_c_reply_failed(struct genl_info *info, struct sk_buff *skb,
 
 /*
  * Where a leg goes: ADDR, [PORT] and EXPORT_NAME, attributes @addr,
- * @port and @export of @tb.
+ * @port and @export of @tb, the attributes of @nest (NULL: the top level).
  */
-static int rmbd_c_parse_leg(struct genl_info *info, struct nlattr **tb,
-			    int addr, int port, int export,
+static int rmbd_c_parse_leg(struct genl_info *info, const struct nlattr *nest,
+			    struct nlattr **tb, int addr, int port, int export,
 			    struct rmbd_c_leg_args *la)
 {
-	if (!tb[addr] || !tb[export]) {
+	if (NL_REQ_ATTR_CHECK(info->extack, nest, tb, addr) ||
+	    NL_REQ_ATTR_CHECK(info->extack, nest, tb, export)) {
 		NL_SET_ERR_MSG(info->extack,
 			       "a leg needs the target's address and the export's name");
 		return -EINVAL;
 	}
+	la->nla = nest;
 	la->addr = nla_data(tb[addr]);
 	la->export_name = nla_data(tb[export]);
 	if (!rmbd_valid_name(la->export_name)) {
@@ -275,7 +273,8 @@ static int rmbd_c_parse_legs(struct genl_info *info,
 		ret = nla_parse_nested(tb, RMBD_LEG_ATTR_MAX, nla,
 				       rmbd_c_leg_policy, info->extack);
 		if (!ret)
-			ret = rmbd_c_parse_leg(info, tb, RMBD_LEG_ATTR_ADDR,
+			ret = rmbd_c_parse_leg(info, nla, tb,
+					       RMBD_LEG_ATTR_ADDR,
 					       RMBD_LEG_ATTR_PORT,
 					       RMBD_LEG_ATTR_EXPORT_NAME,
 					       &args->legs[args->nr_legs]);
@@ -301,7 +300,7 @@ static int rmbd_c_connect(struct sk_buff *skb, struct genl_info *info)
 	int index, ret;
 
 	ret = attrs[RMBD_CLIENT_ATTR_LEGS] ? rmbd_c_parse_legs(info, &args) :
-	      rmbd_c_parse_leg(info, attrs, RMBD_CLIENT_ATTR_ADDR,
+	      rmbd_c_parse_leg(info, NULL, attrs, RMBD_CLIENT_ATTR_ADDR,
 			       RMBD_CLIENT_ATTR_PORT,
 			       RMBD_CLIENT_ATTR_EXPORT_NAME, &args.legs[0]);
 	if (ret)
@@ -373,12 +372,17 @@ static int rmbd_c_connect(struct sk_buff *skb, struct genl_info *info)
 		return -ENOMEM;
 	ret = rmbd_c_dev_connect(&args, &index, &why);
 	if (ret) {
-		/* A message before the error: the leg, the export's holder. */
-		if (args.failed_leg >= 0)
-			rmbd_c_reply_failed(info, reply, &args);
+		/*
+		 * The error points at the leg that failed, if the legs were
+		 * given; an export held by another host names the holder in
+		 * a message before it.
+		 */
+		if (ret == -EBUSY && args.holder[0])
+			rmbd_c_reply_holder(info, reply, args.holder);
 		else
 			nlmsg_free(reply);
-		rmbd_set_err(info->extack, NULL, why);
+		rmbd_set_err(info->extack, args.failed_leg >= 0 ?
+			     args.legs[args.failed_leg].nla : NULL, why);
 		return ret;
 	}
 	/*

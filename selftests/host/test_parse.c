@@ -158,6 +158,46 @@ static int parse_msg(struct nl_msg *msg, struct nlattr **tb)
 			     NULL);
 }
 
+/*
+ * The offsets DEV_CONNECT's legs get, which a refusal's ext ack points
+ * at: each the offset of its leg's nest, in order.
+ */
+static void test_leg_offsets(void)
+{
+	static const struct rmbd_leg_opts legs[3] = {
+		{ .addr = "10.0.0.1", .export_name = "a" },
+		{ .addr = "10.0.0.2", .port = 4421, .export_name = "b" },
+		{ .addr = "fe80::1%eth0", .export_name = "c" },
+	};
+	const struct rmbd_connect_opts o = {
+		.legs = legs, .nr_legs = 3, .layout = RMBD_LAYOUT_MIRROR,
+	};
+	struct nlattr *tb[RMBD_CLIENT_ATTR_MAX + 1], *a;
+	struct nl_msg *msg = nlmsg_alloc();
+	int64_t offs[RMBD_MAX_LEGS] = { -1, -1, -1, -1 };
+	unsigned int n = 0;
+	bool ok = false;
+	int rem;
+
+	if (!msg || !genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, 42, 0, 0,
+				 RMBD_CLIENT_CMD_DEV_CONNECT,
+				 RMBD_CLIENT_GENL_VERSION) ||
+	    rmbd_put_connect_opts(msg, &o, offs) || parse_msg(msg, tb) ||
+	    !tb[RMBD_CLIENT_ATTR_LEGS])
+		goto out;
+	ok = true;
+	nla_for_each_nested(a, tb[RMBD_CLIENT_ATTR_LEGS], rem) {
+		ok &= n < 3 && nla_type(a) == RMBD_CLIENT_ATTR_LEG &&
+		      (a->nla_type & NLA_F_NESTED) &&
+		      offs[n] == (char *)a - (char *)nlmsg_hdr(msg);
+		n++;
+	}
+	ok &= n == 3 && offs[3] == -1;
+out:
+	check(ok, "connect legs: each leg a nest with NLA_F_NESTED, its offset recorded for the ext ack");
+	nlmsg_free(msg);
+}
+
 /* An export as the target fills it: hosts nested, any_host a flag. */
 static void test_export_info(void)
 {
@@ -285,6 +325,7 @@ static void connect_attrs(const struct rmbd_connect_opts *opts,
 {
 	struct nlattr *tb[RMBD_CLIENT_ATTR_MAX + 1];
 	struct nl_msg *msg = nlmsg_alloc();
+	int64_t offs[RMBD_MAX_LEGS];
 
 	*delay = -2;
 	*loss = -2;
@@ -293,7 +334,7 @@ static void connect_attrs(const struct rmbd_connect_opts *opts,
 	if (!msg || !genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, 42, 0, 0,
 				 RMBD_CLIENT_CMD_DEV_CONNECT,
 				 RMBD_CLIENT_GENL_VERSION) ||
-	    rmbd_put_connect_opts(msg, opts) || parse_msg(msg, tb))
+	    rmbd_put_connect_opts(msg, opts, offs) || parse_msg(msg, tb))
 		goto out;
 	*delay = -1;
 	*loss = -1;
@@ -887,6 +928,7 @@ int main(void)
 	test_parse_events();
 	test_session_list();
 	test_recv_events();
+	test_leg_offsets();
 
 	for (i = 0; i < ARRAY_SIZE(connect_cases); i++) {
 		const struct connect_case *c = &connect_cases[i];

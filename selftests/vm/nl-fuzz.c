@@ -653,12 +653,13 @@ static void hexdump(const unsigned char *b, size_t len, size_t max)
 
 /* Policy types, as in the kernel's nla_policy tables. */
 enum ptype { P_UNSPEC, P_U8, P_U16, P_U32, P_U64, P_STR, P_FLAG, P_REJECT,
-	     P_NEST, P_BIN };
+	     P_NEST, P_NARRAY, P_BIN };
 
 /* What the generator puts in an attribute. */
 enum vclass {
 	V_RAW, V_NAME, V_SIZE, V_SLAB, V_ADDR, V_PORT, V_INDEX, V_IOQ,
 	V_POLLQ, V_DEPTH, V_DELAY, V_LOSS, V_FLAG, V_HOST, V_SESSIONS,
+	V_LAYOUT,
 };
 
 #define CK_MIN	1
@@ -670,7 +671,8 @@ struct apol {
 	uint8_t check;		/* CK_MIN, CK_MAX */
 	uint64_t min, max;
 	enum vclass v;
-	const struct apol *nest;	/* P_NEST: the inner policy */
+	const struct apol *nest;	/* P_NEST, P_NARRAY: the inner policy */
+	int nest_max;			/* P_NARRAY: its highest type */
 };
 
 #define POL_STR(l, vc)	{ .type = P_STR, .len = (l), .v = (vc) }
@@ -684,6 +686,8 @@ struct apol {
 	{ .type = (t), .check = CK_MAX, .max = (hi), .v = (vc) }
 #define POL_REJECT	{ .type = P_REJECT }
 #define POL_NEST(pol)	{ .type = P_NEST, .nest = (pol) }
+#define POL_NARRAY(pol, max) \
+	{ .type = P_NARRAY, .nest = (pol), .nest_max = (max) }
 #define POL_BIN(l)	{ .type = P_BIN, .len = (l), .v = V_RAW }
 
 /* Mirrors rmbd_t_host_policy: what an EXPORT_HOSTS nest may hold. */
@@ -725,6 +729,22 @@ static const struct apol target_pol[RMBD_TARGET_ATTR_MAX + 1] = {
 	[RMBD_TARGET_ATTR_LISTENER_SESSIONS] = POL_REJECT,
 };
 
+/* Mirrors rmbd_c_leg_policy: a leg of DEV_CONNECT's LEGS. */
+static const struct apol client_leg_pol[RMBD_LEG_ATTR_MAX + 1] = {
+	[RMBD_LEG_ATTR_INDEX]		= POL_REJECT,
+	[RMBD_LEG_ATTR_STATE]		= POL_REJECT,
+	[RMBD_LEG_ATTR_ADDR]		= POL_STR(RMBD_ADDR_MAX - 1, V_ADDR),
+	[RMBD_LEG_ATTR_PORT]		= POL_MIN(P_U16, 1, V_PORT),
+	[RMBD_LEG_ATTR_EXPORT_NAME]	=
+		POL_STR(RMBD_EXPORT_NAME_MAX - 1, V_NAME),
+	[RMBD_LEG_ATTR_SIZE]		= POL_REJECT,
+	[RMBD_LEG_ATTR_SLAB_SIZE]	= POL_REJECT,
+	[RMBD_LEG_ATTR_NR_SLABS]	= POL_REJECT,
+	[RMBD_LEG_ATTR_NR_RECONNECTS]	= POL_REJECT,
+	[RMBD_LEG_ATTR_PAD]		= POL_REJECT,
+	[RMBD_LEG_ATTR_DIRTY]		= POL_REJECT,
+};
+
 /* Mirrors rmbd_c_policy in kmod/client/netlink.c. */
 static const struct apol client_pol[RMBD_CLIENT_ATTR_MAX + 1] = {
 	[RMBD_CLIENT_ATTR_DEV_INDEX]	= POL_INT(P_U32, V_INDEX),
@@ -757,6 +777,11 @@ static const struct apol client_pol[RMBD_CLIENT_ATTR_MAX + 1] = {
 	[RMBD_CLIENT_ATTR_AUTH]		= POL_REJECT,
 	[RMBD_CLIENT_ATTR_READ_ONLY]	= POL_INT(P_FLAG, V_FLAG),
 	[RMBD_CLIENT_ATTR_HOLDER]	= POL_REJECT,
+	[RMBD_CLIENT_ATTR_LEGS]		=
+		POL_NARRAY(client_leg_pol, RMBD_LEG_ATTR_MAX),
+	[RMBD_CLIENT_ATTR_LEG]		= POL_REJECT,
+	[RMBD_CLIENT_ATTR_LAYOUT]	=
+		POL_RANGE(P_U8, RMBD_LAYOUT_MIRROR, RMBD_LAYOUT_MIRROR, V_LAYOUT),
 };
 
 enum effect { E_NONE, E_CREATE, E_DELETE };
@@ -768,7 +793,7 @@ struct op {
 	bool reply;		/* a doit that succeeds replies */
 	enum effect effect;
 	uint16_t req[2];	/* required, in the order checked */
-	uint16_t opt[10];
+	uint16_t opt[12];
 };
 
 static const struct op target_ops[] = {
@@ -805,7 +830,8 @@ static const struct op client_ops[] = {
 	    RMBD_CLIENT_ATTR_NR_POLL_QUEUES, RMBD_CLIENT_ATTR_QUEUE_DEPTH,
 	    RMBD_CLIENT_ATTR_RECONNECT_DELAY, RMBD_CLIENT_ATTR_LOSS_TIMEOUT,
 	    RMBD_CLIENT_ATTR_SHARED, RMBD_CLIENT_ATTR_HOST,
-	    RMBD_CLIENT_ATTR_SECRET, RMBD_CLIENT_ATTR_READ_ONLY } },
+	    RMBD_CLIENT_ATTR_SECRET, RMBD_CLIENT_ATTR_READ_ONLY,
+	    RMBD_CLIENT_ATTR_LAYOUT, RMBD_CLIENT_ATTR_LEGS } },
 	{ RMBD_CLIENT_CMD_DEV_DISCONNECT, true, false, false, E_DELETE,
 	  { RMBD_CLIENT_ATTR_DEV_INDEX }, { RMBD_CLIENT_ATTR_FORCE } },
 	{ RMBD_CLIENT_CMD_DEV_GET, true, true, true, E_NONE,
@@ -1261,6 +1287,10 @@ struct expect {
 	uint8_t cmd;
 	uint16_t flags;
 	int tb[32];		/* offset of the last of each type */
+	/* DEV_CONNECT's LEGS: each leg's offset, and of its attributes */
+	int nr_legs;
+	int leg[RMBD_MAX_LEGS];
+	int leg_tb[RMBD_MAX_LEGS][RMBD_LEG_ATTR_MAX + 1];
 };
 
 static char target_addr[RMBD_ADDR_MAX];	/* where connects may go */
@@ -1427,6 +1457,38 @@ static uint64_t get_uint(const unsigned char *d, int len)
 	return 0;
 }
 
+static bool model_stream(const unsigned char *h, uint32_t off, int rem,
+			 const struct apol *pol, int maxattr,
+			 struct expect *x, int *tb);
+
+/*
+ * nla_validate_array() over the REM bytes of an NLA_NESTED_ARRAY's
+ * entries at OFF: each entry's attributes against the policy of P, of
+ * any entry type; an empty entry is passed over, one too short for an
+ * attribute refused, and what nla_ok() stops at is not looked at.
+ */
+static bool model_array(const unsigned char *h, uint32_t off, int rem,
+			const struct apol *p, struct expect *x)
+{
+	while (rem >= NLA_HDRLEN) {
+		uint16_t alen = get16(h + off);
+
+		if (alen < NLA_HDRLEN || alen > rem)
+			break;
+		if (alen > NLA_HDRLEN && alen < 2 * NLA_HDRLEN) {
+			refuse(x, ERANGE, off, true, "array element too short");
+			return false;
+		}
+		if (alen > NLA_HDRLEN &&
+		    !model_stream(h, off + NLA_HDRLEN, alen - NLA_HDRLEN,
+				  p->nest, p->nest_max, x, NULL))
+			return false;
+		off += NLA_ALIGN(alen);
+		rem -= NLA_ALIGN(alen);
+	}
+	return true;
+}
+
 /*
  * __nla_validate_parse() with NL_VALIDATE_STRICT over the REM bytes of
  * attributes at OFF in message H, and validate_nla() for each, against
@@ -1456,12 +1518,13 @@ static bool model_stream(const unsigned char *h, uint32_t off, int rem,
 			refuse(x, EINVAL, off, true, "attribute of the wrong length");
 			return false;
 		}
-		if (p->type == P_NEST && !(raw & NLA_F_NESTED)) {
+		if ((p->type == P_NEST || p->type == P_NARRAY) &&
+		    !(raw & NLA_F_NESTED)) {
 			refuse(x, EINVAL, off, true, "NLA_F_NESTED is missing");
 			return false;
 		}
 		if ((raw & NLA_F_NESTED) && p->type != P_UNSPEC &&
-		    p->type != P_NEST) {
+		    p->type != P_NEST && p->type != P_NARRAY) {
 			refuse(x, EINVAL, off, true, "NLA_F_NESTED not expected");
 			return false;
 		}
@@ -1502,6 +1565,16 @@ static bool model_stream(const unsigned char *h, uint32_t off, int rem,
 			}
 			if (!model_stream(h, off + NLA_HDRLEN, dlen, p->nest,
 					  maxattr, x, NULL))
+				return false;
+			break;
+		case P_NARRAY:
+			if (!dlen)
+				break;
+			if (dlen < NLA_HDRLEN) {
+				refuse(x, ERANGE, off, true, "nest too short");
+				return false;
+			}
+			if (!model_array(h, off + NLA_HDRLEN, dlen, p, x))
 				return false;
 			break;
 		default:
@@ -1549,27 +1622,14 @@ static uint64_t tb_u64(const unsigned char *h, const struct expect *x,
 }
 
 /*
- * The address of a listener add or delete, or of a connect, goes through
- * inet_pton_with_scope(): a string neither in4_pton() nor in6_pton() can
- * take is refused with EINVAL.  Returns true when the model refuses.
+ * An address inet_pton_with_scope() takes, for the attribute at OFFS (the
+ * extack's offset on a refusal): true when the model refuses.
  */
-static bool model_addr(const unsigned char *h, struct expect *x)
+static bool model_one_addr(const char *s, int offs, struct expect *x,
+			   unsigned char a[16], int *kind)
 {
-	unsigned char a[16];
-	int type = -1, offs;
-	const char *s;
-
-	if (x->fam == TARGET && (x->cmd == RMBD_TARGET_CMD_LISTENER_ADD ||
-				 x->cmd == RMBD_TARGET_CMD_LISTENER_DEL))
-		type = RMBD_TARGET_ATTR_LISTENER_ADDR;
-	if (x->fam == CLIENT && x->cmd == RMBD_CLIENT_CMD_DEV_CONNECT)
-		type = RMBD_CLIENT_ATTR_ADDR;
-	if (type < 0)
-		return false;
-	s = tb_str(h, x, type);
-	/* The listener's extack points at the address, the connect's not. */
-	offs = x->fam == TARGET ? x->tb[type] : -1;
-	switch (kernel_addr(s, a)) {
+	*kind = kernel_addr(s, a);
+	switch (*kind) {
 	case 0:
 		refuse(x, EINVAL, offs, true, "not an IPv4 or IPv6 address");
 		return true;
@@ -1582,6 +1642,152 @@ static bool model_addr(const unsigned char *h, struct expect *x)
 			return true;
 		}
 		x->known = K_ADDR;
+	}
+	return false;
+}
+
+static const char *leg_str(const unsigned char *h, const struct expect *x,
+			   int i, int type)
+{
+	return (const char *)h + x->leg_tb[i][type] + NLA_HDRLEN;
+}
+
+/*
+ * rmbd_c_dev_connect() over the legs of LEGS, each refused at its nest:
+ * its address (rmbd_c_leg_new()), then a second leg on the same address,
+ * port and export.  True when the model refuses.
+ */
+static bool model_leg_addrs(const unsigned char *h, struct expect *x)
+{
+	unsigned char a[RMBD_MAX_LEGS][16];
+	uint16_t port[RMBD_MAX_LEGS];
+	int i, j, kind[RMBD_MAX_LEGS];
+
+	for (i = 0; i < x->nr_legs; i++) {
+		memset(a[i], 0, sizeof(a[i]));
+		if (model_one_addr(leg_str(h, x, i, RMBD_LEG_ATTR_ADDR),
+				   x->leg[i], x, a[i], &kind[i]))
+			return true;
+		/* Not sure what the kernel makes of it: no more checks. */
+		if (kind[i] < 0)
+			return false;
+		port[i] = x->leg_tb[i][RMBD_LEG_ATTR_PORT] >= 0 ?
+			  get16(h + x->leg_tb[i][RMBD_LEG_ATTR_PORT] +
+				NLA_HDRLEN) : RMBD_DEFAULT_PORT;
+		for (j = 0; j < i; j++) {
+			if (kind[i] == kind[j] && port[i] == port[j] &&
+			    !memcmp(a[i], a[j], kind[i] == 4 ? 4 : 16) &&
+			    !strcmp(leg_str(h, x, i, RMBD_LEG_ATTR_EXPORT_NAME),
+				    leg_str(h, x, j, RMBD_LEG_ATTR_EXPORT_NAME))) {
+				refuse(x, EINVAL, x->leg[i], true,
+				       "two legs on the same export");
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/*
+ * The address of a listener add or delete, or of a connect, goes through
+ * inet_pton_with_scope(): a string neither in4_pton() nor in6_pton() can
+ * take is refused with EINVAL.  Returns true when the model refuses.
+ */
+static bool model_addr(const unsigned char *h, struct expect *x)
+{
+	unsigned char a[16];
+	int type = -1, offs, kind;
+
+	if (x->fam == TARGET && (x->cmd == RMBD_TARGET_CMD_LISTENER_ADD ||
+				 x->cmd == RMBD_TARGET_CMD_LISTENER_DEL))
+		type = RMBD_TARGET_ATTR_LISTENER_ADDR;
+	if (x->fam == CLIENT && x->cmd == RMBD_CLIENT_CMD_DEV_CONNECT) {
+		if (x->nr_legs)
+			return model_leg_addrs(h, x);
+		type = RMBD_CLIENT_ATTR_ADDR;
+	}
+	if (type < 0)
+		return false;
+	/* The listener's extack points at the address, a connect's not. */
+	offs = x->fam == TARGET ? x->tb[type] : -1;
+	return model_one_addr(tb_str(h, x, type), offs, x, a, &kind);
+}
+
+/*
+ * rmbd_c_parse_legs() over the LEGS nest the policy took: true when it
+ * refuses.  The legs it takes go to x->leg and x->leg_tb.
+ */
+static bool model_legs(const unsigned char *h, struct expect *x)
+{
+	int legs = x->tb[RMBD_CLIENT_ATTR_LEGS], i, t;
+	int rem = get16(h + legs) - NLA_HDRLEN;
+	uint32_t off = (uint32_t)legs + NLA_HDRLEN;
+
+	if (x->tb[RMBD_CLIENT_ATTR_ADDR] >= 0 ||
+	    x->tb[RMBD_CLIENT_ATTR_PORT] >= 0 ||
+	    x->tb[RMBD_CLIENT_ATTR_EXPORT_NAME] >= 0) {
+		refuse(x, EINVAL, legs, true, "legs and a top-level leg");
+		return true;
+	}
+	while (rem >= NLA_HDRLEN) {
+		uint16_t alen = get16(h + off), raw = get16(h + off + 2);
+		int *tb = x->leg_tb[x->nr_legs];
+		int erem;
+		uint32_t eoff;
+
+		if (alen < NLA_HDRLEN || alen > rem)
+			break;
+		if ((raw & NLA_TYPE_MASK) != RMBD_CLIENT_ATTR_LEG) {
+			refuse(x, EINVAL, off, true, "legs hold legs only");
+			return true;
+		}
+		if (x->nr_legs == RMBD_MAX_LEGS) {
+			refuse(x, EINVAL, off, true, "more than RMBD_MAX_LEGS legs");
+			return true;
+		}
+		if (!(raw & NLA_F_NESTED)) {
+			refuse(x, EINVAL, off, true, "a leg without NLA_F_NESTED");
+			return true;
+		}
+		/* The policy took it: its attributes are well formed. */
+		for (t = 0; t <= RMBD_LEG_ATTR_MAX; t++)
+			tb[t] = -1;
+		eoff = off + NLA_HDRLEN;
+		erem = alen - NLA_HDRLEN;
+		while (erem >= NLA_HDRLEN) {
+			uint16_t elen = get16(h + eoff);
+
+			if (elen < NLA_HDRLEN || elen > erem)
+				break;
+			tb[get16(h + eoff + 2) & NLA_TYPE_MASK] = (int)eoff;
+			eoff += NLA_ALIGN(elen);
+			erem -= NLA_ALIGN(elen);
+		}
+		for (t = RMBD_LEG_ATTR_ADDR; ; t = RMBD_LEG_ATTR_EXPORT_NAME) {
+			if (tb[t] < 0) {
+				refuse(x, EINVAL, -1, true, "a leg without address or export");
+				x->miss = t;
+				return true;
+			}
+			if (t == RMBD_LEG_ATTR_EXPORT_NAME)
+				break;
+		}
+		i = name_check(leg_str(h, x, x->nr_legs,
+				       RMBD_LEG_ATTR_EXPORT_NAME));
+		if (i == 1 || (i == 2 && strict_doc)) {
+			refuse(x, EINVAL, tb[RMBD_LEG_ATTR_EXPORT_NAME], true,
+			       "invalid export name in a leg");
+			return true;
+		}
+		if (i == 2)
+			x->known = K_NAME;
+		x->leg[x->nr_legs++] = (int)off;
+		off += NLA_ALIGN(alen);
+		rem -= NLA_ALIGN(alen);
+	}
+	if (!x->nr_legs) {
+		refuse(x, EINVAL, legs, true, "no legs");
+		return true;
 	}
 	return false;
 }
@@ -1637,17 +1843,25 @@ static void model_doit(const unsigned char *h, struct expect *x)
 	int i, name = -1, rc;
 	uint64_t size, slab = RMBD_DEFAULT_SLAB_SIZE;
 
-	for (i = 0; i < 2 && op->req[i]; i++) {
-		if (x->tb[op->req[i]] < 0) {
-			refuse(x, EINVAL, -1, false, "required attribute missing");
-			x->miss = op->req[i];
+	/* A connect's legs, or its one leg at the top level. */
+	if (x->fam == CLIENT && x->cmd == RMBD_CLIENT_CMD_DEV_CONNECT &&
+	    x->tb[RMBD_CLIENT_ATTR_LEGS] >= 0) {
+		if (model_legs(h, x))
 			return;
+	} else {
+		for (i = 0; i < 2 && op->req[i]; i++) {
+			if (x->tb[op->req[i]] < 0) {
+				refuse(x, EINVAL, -1, false,
+				       "required attribute missing");
+				x->miss = op->req[i];
+				return;
+			}
 		}
+		if (x->fam == CLIENT && x->cmd == RMBD_CLIENT_CMD_DEV_CONNECT)
+			name = RMBD_CLIENT_ATTR_EXPORT_NAME;
 	}
 	if (x->fam == TARGET && x->cmd == RMBD_TARGET_CMD_EXPORT_ADD)
 		name = RMBD_TARGET_ATTR_EXPORT_NAME;
-	if (x->fam == CLIENT && x->cmd == RMBD_CLIENT_CMD_DEV_CONNECT)
-		name = RMBD_CLIENT_ATTR_EXPORT_NAME;
 	if (name >= 0) {
 		rc = name_check(tb_str(h, x, name));
 		if (rc == 1 || (rc == 2 && strict_doc)) {
@@ -1835,6 +2049,54 @@ static const char *cstr(const unsigned char *d, size_t n)
 }
 
 /*
+ * A connect's address, payload D of N bytes: only to the target's
+ * address (with NO_CONNECT, nowhere), else made one the kernel refuses.
+ */
+static void guard_addr(unsigned char *d, size_t n, bool no_connect)
+{
+	const char *s = cstr(d, n);
+	unsigned char a[16];
+	int k;
+
+	if (!s || !s[0])
+		return;
+	k = kernel_addr(s, a);
+	if (k == 4 && have_target && !no_connect && !memcmp(a, target_in4, 4))
+		return;
+	if (k) {
+		d[0] = 'x';
+		guarded[1]++;
+	}
+}
+
+/* The address of every leg in LEGS, payload D of N bytes, as above. */
+static void guard_legs(unsigned char *d, size_t n, bool no_connect)
+{
+	const size_t hdr = NLA_HDRLEN;
+	size_t off = 0, eoff, end;
+	uint16_t alen, elen;
+
+	for (; n - off >= hdr; off += NLA_ALIGN(alen)) {
+		alen = get16(d + off);
+		if (alen < hdr || alen > n - off)
+			return;
+		end = off + alen;
+		for (eoff = off + hdr; end - eoff >= hdr; eoff += NLA_ALIGN(elen)) {
+			elen = get16(d + eoff);
+			if (elen < hdr || elen > end - eoff)
+				break;
+			if ((get16(d + eoff + 2) & NLA_TYPE_MASK) ==
+			    RMBD_LEG_ATTR_ADDR)
+				guard_addr(d + eoff + hdr, elen - hdr, no_connect);
+			if ((size_t)NLA_ALIGN(elen) >= end - eoff)
+				break;
+		}
+		if ((size_t)NLA_ALIGN(alen) >= n - off)
+			return;
+	}
+}
+
+/*
  * Change attribute payloads in place, never lengths, so that no message
  * deletes what was there before, connects anywhere but to the target's
  * address (or, with NO_CONNECT, anywhere), or allocates much memory.
@@ -1844,7 +2106,6 @@ static void guard(unsigned char *h, uint32_t nl, bool no_connect)
 	int fam = fam_by_id(get16(h + 4));
 	uint32_t off = NL_HDRS;
 	int rem = (int)nl - NL_HDRS;
-	unsigned char a[16];
 	uint8_t cmd;
 
 	if (fam < 0 || nl < NL_HDRS)
@@ -1852,7 +2113,7 @@ static void guard(unsigned char *h, uint32_t nl, bool no_connect)
 	cmd = h[NLMSG_HDRLEN];
 	while (rem >= NLA_HDRLEN) {
 		uint16_t alen = get16(h + off);
-		int type = get16(h + off + 2) & NLA_TYPE_MASK, i, k;
+		int type = get16(h + off + 2) & NLA_TYPE_MASK, i;
 		unsigned char *d = h + off + NLA_HDRLEN;
 		size_t n = alen - NLA_HDRLEN;
 		const char *s = cstr(d, n);
@@ -1893,16 +2154,11 @@ static void guard(unsigned char *h, uint32_t nl, bool no_connect)
 			guarded[0]++;
 		}
 		if (fam == CLIENT && cmd == RMBD_CLIENT_CMD_DEV_CONNECT &&
-		    type == RMBD_CLIENT_ATTR_ADDR && s && s[0]) {
-			k = kernel_addr(s, a);
-			if (k == 4 && have_target && !no_connect &&
-			    !memcmp(a, target_in4, 4))
-				continue;
-			if (k) {
-				d[0] = 'x';
-				guarded[1]++;
-			}
-		}
+		    type == RMBD_CLIENT_ATTR_ADDR)
+			guard_addr(d, n, no_connect);
+		if (fam == CLIENT && cmd == RMBD_CLIENT_CMD_DEV_CONNECT &&
+		    type == RMBD_CLIENT_ATTR_LEGS)
+			guard_legs(d, n, no_connect);
 	}
 }
 
@@ -2093,17 +2349,69 @@ static uint64_t gen_int(enum vclass v)
 		return r < 90 ? PICK(loss) : (uint32_t)rnd();
 	case V_SESSIONS:
 		return r < 90 ? PICK(sessions) : (uint32_t)rnd();
+	case V_LAYOUT:
+		if (r < 80)
+			return RMBD_LAYOUT_MIRROR;
+		return r < 90 ? 0 : (uint8_t)rnd();
 	default:
 		return rnd();
 	}
 }
 
+static void gen_attr_pol(struct mb *m, const struct apol *pol, int maxattr,
+			 uint16_t type, bool del);
+
+/*
+ * An NLA_NESTED_ARRAY of TYPE (the connect's legs): a few entries, mostly
+ * of the right type with the attributes a leg takes.
+ */
+static void gen_array(struct mb *m, uint16_t type, const struct apol *p)
+{
+	static const uint16_t leg_types[] = {
+		RMBD_LEG_ATTR_ADDR, RMBD_LEG_ATTR_EXPORT_NAME,
+		RMBD_LEG_ATTR_PORT,
+	};
+	static const unsigned int pct[] = { 92, 92, 30 };
+	size_t off, e, len;
+	int i, j, n = (int)below(6);
+
+	off = mb_attr(m, type | (chance(95) ? NLA_F_NESTED : 0), NULL, 0);
+	for (i = 0; i < n; i++) {
+		e = mb_attr(m, (chance(95) ? RMBD_CLIENT_ATTR_LEG :
+				(uint16_t)below(RMBD_CLIENT_ATTR_MAX + 2)) |
+			    (chance(95) ? NLA_F_NESTED : 0), NULL, 0);
+		for (j = 0; j < (int)ARRAY_SIZE(leg_types); j++) {
+			if (chance(5))
+				gen_attr_pol(m, p->nest, p->nest_max,
+					     (uint16_t)below(p->nest_max + 2),
+					     false);
+			if (chance(pct[j]))
+				gen_attr_pol(m, p->nest, p->nest_max,
+					     leg_types[j], false);
+		}
+		len = m->len - e;
+		if (chance(3))
+			len = below((uint32_t)len + 1);
+		put16(m->b + e, (uint16_t)len);
+	}
+	len = m->len - off;
+	if (chance(4))
+		len = below((uint32_t)len + 1);
+	put16(m->b + off, len > 0xffff ? 0xffff : (uint16_t)len);
+}
+
 /* An attribute of TYPE, mostly of its policy's type, sometimes not. */
 static void gen_attr(struct mb *m, int fam, uint16_t type, bool del)
 {
+	gen_attr_pol(m, fams[fam].pol, fams[fam].maxattr, type, del);
+}
+
+/* The same, with the policy POL of highest type MAXATTR. */
+static void gen_attr_pol(struct mb *m, const struct apol *pol, int maxattr,
+			 uint16_t type, bool del)
+{
 	static const int widths[] = { 0, 1, 2, 3, 4, 5, 8, 16 };
-	const struct family *f = &fams[fam];
-	const struct apol *p = type <= f->maxattr ? &f->pol[type] : NULL;
+	const struct apol *p = type <= maxattr ? &pol[type] : NULL;
 	unsigned char buf[BIG_LEN + 64];
 	uint16_t t = type;
 	size_t n = 0, k;
@@ -2113,6 +2421,10 @@ static void gen_attr(struct mb *m, int fam, uint16_t type, bool del)
 		t |= NLA_F_NESTED;
 	if (chance(3))
 		t |= NLA_F_NET_BYTEORDER;
+	if (p && p->type == P_NARRAY && chance(90)) {
+		gen_array(m, type, p);
+		return;
+	}
 	switch (p ? p->type : P_UNSPEC) {
 	case P_STR:
 		if (chance(3)) {
@@ -2205,7 +2517,7 @@ static void gen_nest(struct mb *m, int fam, int depth)
 /* The attributes a command takes, in random order, some left out. */
 static void gen_plausible(struct mb *m, int fam, const struct op *op)
 {
-	uint16_t types[12];
+	uint16_t types[16];
 	int i, j, n = 0;
 
 	for (i = 0; i < 2 && op->req[i]; i++)
@@ -2214,6 +2526,20 @@ static void gen_plausible(struct mb *m, int fam, const struct op *op)
 	for (i = 0; i < (int)ARRAY_SIZE(op->opt) && op->opt[i]; i++)
 		if (chance(35))
 			types[n++] = op->opt[i];
+	for (i = 0; i < n; i++) {
+		/* A connect's legs: mostly without the top-level leg. */
+		if (fam == CLIENT && types[i] == RMBD_CLIENT_ATTR_LEGS &&
+		    chance(85)) {
+			for (j = 0; j < n; j++) {
+				if (types[j] != RMBD_CLIENT_ATTR_ADDR &&
+				    types[j] != RMBD_CLIENT_ATTR_PORT &&
+				    types[j] != RMBD_CLIENT_ATTR_EXPORT_NAME)
+					continue;
+				types[j--] = types[--n];
+			}
+			break;
+		}
+	}
 	if (n && chance(5)) {
 		/* Twice: the last one counts. */
 		types[n] = types[below(n)];
@@ -2439,6 +2765,7 @@ struct fuzz {
 	unsigned int known[NR_KNOWN];
 	unsigned int errs[256];
 	unsigned int failures, strays, cut, connects, cleanups, created;
+	unsigned int legs;		/* connects with legs the model took */
 	bool stop;
 	int64_t t0;
 };
@@ -2490,6 +2817,20 @@ static void *wd_thread(void *arg)
 	return NULL;
 }
 
+/* Whether a connect the model takes may reach the target: an IPv4 address */
+static bool connects(const unsigned char *h, const struct expect *x,
+		     unsigned char a[4])
+{
+	int i;
+
+	if (!x->nr_legs)
+		return kernel_in4(tb_str(h, x, RMBD_CLIENT_ATTR_ADDR), a);
+	for (i = 0; i < x->nr_legs; i++)
+		if (kernel_in4(leg_str(h, x, i, RMBD_LEG_ATTR_ADDR), a))
+			return true;
+	return false;
+}
+
 /*
  * Walk the send as netlink_rcv_skb() does, guard each message and ask the
  * model about it.  The send is cut before a message that would reach a
@@ -2525,9 +2866,10 @@ static int prepare(struct mb *m, uint32_t probe_seq)
 		r->seq = get32(h + 8);
 		guard(h, nl, false);
 		model(h, nl, &r->x);
+		fz.legs += r->x.nr_legs > 0;
 		if (r->x.kind == X_DO && r->x.fam == CLIENT &&
 		    r->x.cmd == RMBD_CLIENT_CMD_DEV_CONNECT &&
-		    kernel_in4(tb_str(h, &r->x, RMBD_CLIENT_ATTR_ADDR), a)) {
+		    connects(h, &r->x, a)) {
 			if (fz.connects < MAX_CONNECTS) {
 				fz.connects++;
 			} else {
@@ -3142,8 +3484,8 @@ static void fuzz_summary(void)
 	       fz.sends, fz.first, fz.first + (fz.sends ? fz.sends - 1 : 0),
 	       (now_ms() - fz.t0) / 1000.0, fz.cut, fz.connects, fz.cleanups,
 	       fz.busy);
-	printf("# fuzz: guarded %u deletes of what was there before, %u connects elsewhere, %u large exports\n",
-	       guarded[0], guarded[1], guarded[2]);
+	printf("# fuzz: guarded %u deletes of what was there before, %u connects elsewhere, %u large exports; %u connects with legs\n",
+	       guarded[0], guarded[1], guarded[2], fz.legs);
 	for (e = 0; e < NR_KNOWN; e++)
 		if (fz.known[e])
 			printf("# fuzz: %u accepted although the uapi header says they are invalid: %s (RMBD_FUZZ_STRICT=1 fails them)\n",

@@ -37,8 +37,9 @@
  *	leg), or to the legs of LEGS, [LAYOUT], [NR_IO_QUEUES],
  *	[NR_POLL_QUEUES], [QUEUE_DEPTH], [RECONNECT_DELAY], [LOSS_TIMEOUT],
  *	[SHARED], [HOST], [SECRET], [READ_ONLY].  Replies with the new
- *	device.  When a leg fails, a message with FAILED_LEG (and HOLDER, if
- *	the export is another host's) comes before the error.
+ *	device.  When a leg of LEGS fails, the error's extack points at its
+ *	LEG; when an export is another host's (-EBUSY), a message with
+ *	HOLDER comes before the error.
  * @RMBD_CLIENT_CMD_DEV_DISCONNECT: remove device DEV_INDEX, [FORCE].  A
  *	device open for two seconds (mounted, swap, a stacked device, a
  *	process) is refused with -EBUSY unless FORCE is set; its I/O then fails.
@@ -174,8 +175,6 @@ enum rmbd_dev_event {
  * @RMBD_CLIENT_ATTR_LEG: nest, one leg inside RMBD_CLIENT_ATTR_LEGS
  * @RMBD_CLIENT_ATTR_LAYOUT: u8, enum rmbd_layout, how the device's data
  *	lies on its legs; DEV_CONNECT: default RMBD_LAYOUT_MIRROR
- * @RMBD_CLIENT_ATTR_FAILED_LEG: u32, output only: in a message that comes
- *	before the error of a DEV_CONNECT, the index of the leg that failed
  */
 enum rmbd_client_attr {
 	RMBD_CLIENT_ATTR_UNSPEC,
@@ -205,7 +204,6 @@ enum rmbd_client_attr {
 	RMBD_CLIENT_ATTR_LEGS,
 	RMBD_CLIENT_ATTR_LEG,
 	RMBD_CLIENT_ATTR_LAYOUT,
-	RMBD_CLIENT_ATTR_FAILED_LEG,
 
 	__RMBD_CLIENT_ATTR_MAX,
 	RMBD_CLIENT_ATTR_MAX = __RMBD_CLIENT_ATTR_MAX - 1
