@@ -1051,6 +1051,34 @@ int rmbd_dev_disconnect(struct rmbd_ctx *ctx, uint32_t index, bool force)
 	return rmbd_do(ctx, RMBD_FAM_CLIENT, msg, NULL, NULL);
 }
 
+int rmbd_dev_replace(struct rmbd_ctx *ctx, uint32_t index, uint32_t leg,
+		     const struct rmbd_leg_opts *to, struct rmbd_dev_info *out)
+{
+	struct rmbd_dev_info dummy;
+	struct nl_msg *msg;
+	int ret;
+
+	if (!to || !to->addr || !to->export_name) {
+		ctx->errmsg[0] = '\0';
+		return -EINVAL;
+	}
+	ret = rmbd_dev_msg(ctx, RMBD_CLIENT_CMD_DEV_REPLACE, index, &msg);
+	if (ret)
+		return ret;
+	ret = nla_put_u32(msg, RMBD_CLIENT_ATTR_LEG_INDEX, leg);
+	if (!ret)
+		ret = nla_put_string(msg, RMBD_CLIENT_ATTR_ADDR, to->addr);
+	if (!ret && to->port)
+		ret = nla_put_u16(msg, RMBD_CLIENT_ATTR_PORT, to->port);
+	if (!ret)
+		ret = nla_put_string(msg, RMBD_CLIENT_ATTR_EXPORT_NAME,
+				     to->export_name);
+	if (rmbd_put_ret(msg, ret))
+		return -EMSGSIZE;
+	return rmbd_do(ctx, RMBD_FAM_CLIENT, msg, rmbd_parse_dev_info,
+		       out ? out : &dummy);
+}
+
 int rmbd_dev_get(struct rmbd_ctx *ctx, uint32_t index,
 		 struct rmbd_dev_info *out)
 {

@@ -235,6 +235,13 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 		     const struct rmbd_connect_opts *opts,
 		     struct rmbd_dev_info *out);
 int rmbd_dev_disconnect(struct rmbd_ctx *ctx, uint32_t index, bool force);
+/*
+ * Replace leg `leg` of device index with a new leg to `to` (its addr and
+ * export_name required, port 0 for the default); the device's data is
+ * copied to it in the background.  out may be NULL.
+ */
+int rmbd_dev_replace(struct rmbd_ctx *ctx, uint32_t index, uint32_t leg,
+		     const struct rmbd_leg_opts *to, struct rmbd_dev_info *out);
 int rmbd_dev_list(struct rmbd_ctx *ctx,
 		  int (*cb)(const struct rmbd_dev_info *, void *), void *arg);
 int rmbd_dev_get(struct rmbd_ctx *ctx, uint32_t index,
@@ -340,7 +347,7 @@ int rmbd_event_recv(struct rmbd_ctx *ctx, struct rmbd_event *ev,
 /*
  * Names of events, no kernel needed.  rmbd_dev_event_name: "connected",
  * "link-down", "reconnecting", "live", "failed", "disconnected",
- * "degraded", "leg-back", "resync", "healthy";
+ * "degraded", "leg-back", "resync", "healthy", "replaced";
  * rmbd_session_event_name: "up", "down"; "unknown" otherwise.
  */
 const char *rmbd_dev_event_name(uint8_t event);

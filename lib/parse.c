@@ -119,6 +119,8 @@ const char *rmbd_dev_event_name(uint8_t event)
 		return "resync";
 	case RMBD_DEV_EVENT_HEALTHY:
 		return "healthy";
+	case RMBD_DEV_EVENT_REPLACED:
+		return "replaced";
 	default:
 		return "unknown";
 	}

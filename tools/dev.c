@@ -122,6 +122,7 @@ static void dev_help(FILE *f)
 		"                        [ shared ] [ read_only ] [ host HOST ] "
 		"[ secret-file FILE ]\n"
 		"       rmbd dev disconnect DEV [ force ]\n"
+		"       rmbd dev replace DEV [ leg ] N with LEG\n"
 		"       rmbd dev [ show [ DEV ] ]\n"
 		"       rmbd dev help\n"
 		"where  LEG := addr ADDR export NAME [ port PORT ]\n"
@@ -147,7 +148,11 @@ static void dev_help(FILE *f)
 		"device refuses writes\n"
 		"       host: the host identity to give the target, default "
 		"this machine's\n"
-		"             (rmbd host)\n",
+		"             (rmbd host)\n"
+		"       replace: leg N of DEV goes, a new leg to LEG takes its "
+		"place, and the\n"
+		"                device's data is copied to it in the background "
+		"(resync)\n",
 		RMBD_DEFAULT_PORT, RMBD_MAX_LEGS, RMBD_MAX_IO_QUEUES,
 		RMBD_MAX_IO_QUEUES,
 		RMBD_MAX_QUEUE_DEPTH, RMBD_DEFAULT_QUEUE_DEPTH,
@@ -390,6 +395,68 @@ static int dev_disconnect(int argc, char **argv)
 	return ret;
 }
 
+/* rmbd dev replace DEV [ leg ] N with addr ADDR export NAME [ port PORT ] */
+static int dev_replace(int argc, char **argv)
+{
+	struct keyword kw[] = {
+		{ .name = "addr", .has_value = true },
+		{ .name = "export", .has_value = true },
+		{ .name = "port", .has_value = true },
+		{ }
+	};
+	struct rmbd_leg_opts to = { };
+	struct rmbd_dev_info info;
+	struct rmbd_ctx *ctx;
+	uint32_t index, leg;
+	int ret;
+
+	if (argc < 1)
+		return usage_error("missing device");
+	if (rmbd_parse_dev(argv[0], &index))
+		return usage_error("invalid device '%s'", argv[0]);
+	argc--;
+	argv++;
+	if (argc && !strcmp(argv[0], "leg")) {
+		argc--;
+		argv++;
+	}
+	if (argc < 1)
+		return usage_error("missing leg");
+	if (parse_uint(argv[0], 0, RMBD_MAX_LEGS - 1, &leg))
+		return usage_error("invalid leg '%s' (0-%d)", argv[0],
+				   RMBD_MAX_LEGS - 1);
+	if (argc < 2 || strcmp(argv[1], "with"))
+		return usage_error("missing keyword 'with' after the leg");
+	ret = parse_keywords(kw, argc - 2, argv + 2);
+	if (!ret)
+		ret = require(&kw[0]);
+	if (!ret)
+		ret = require(&kw[1]);
+	if (!ret)
+		ret = check_addr(kw[0].value);
+	if (!ret)
+		ret = check_export_name(kw[1].value);
+	if (!ret && kw[2].seen)
+		ret = parse_port(&kw[2], &to.port);
+	if (ret)
+		return ret;
+	to.addr = kw[0].value;
+	to.export_name = kw[1].value;
+	ret = open_ctx(&ctx);
+	if (ret)
+		return ret;
+	ret = rmbd_dev_replace(ctx, index, leg, &to, &info);
+	if (ret < 0) {
+		ret = request_error(ctx, "replace leg", ret);
+	} else {
+		if (opt.json)
+			print_dev(&info);
+		ret = 0;
+	}
+	rmbd_close(ctx);
+	return ret;
+}
+
 static int collect_dev(const struct rmbd_dev_info *d, void *arg)
 {
 	return vec_push(arg, d);
@@ -440,6 +507,7 @@ static const struct command dev_cmds[] = {
 	{ "show", dev_show },
 	{ "connect", dev_connect },
 	{ "disconnect", dev_disconnect },
+	{ "replace", dev_replace },
 	{ "help", NULL },
 	{ }
 };

@@ -65,6 +65,7 @@ enum {
 enum {
 	RMBD_C_DEV_RECOVERING,	/* requests wait on the requeue list */
 	RMBD_C_DEV_DEAD,	/* no reconnect: requests fail with EIO */
+	RMBD_C_DEV_NO_RESYNC,	/* a replace holds the resync off */
 };
 
 /* rmbd_c_leg.flags */
@@ -132,6 +133,8 @@ struct rmbd_c_slab {
  * the writes of one such bucket while it copies a region (layout.c).
  */
 #define RMBD_C_BARRIER_BUCKETS	64
+/* A resync tells how far it is this often (RMBD_DEV_EVENT_RESYNC) */
+#define RMBD_C_RESYNC_EVENT_SECS 5
 /* The resync's buffer, what it copies at a time at most */
 #define RMBD_C_RESYNC_PAGES	256
 
@@ -203,6 +206,8 @@ struct rmbd_c_leg {
 	unsigned long		flags;
 	/* Its queues are being torn down for good (rmbd_c_leg_stop()) */
 	bool			stopping;
+	/* On dev->retired, once replaced (rmbd_c_dev_replace()) */
+	struct list_head	retired_entry;
 	/*
 	 * The device's regions (dev->region_shift) that it may not hold as
 	 * the device completed them: set with atomic bit operations when a
@@ -328,10 +333,16 @@ struct rmbd_c_dev {
 	u8			state;		/* enum rmbd_dev_state */
 	/* rmbd_c_dev_connect() is adding the disk: not to be disconnected */
 	bool			adding;
+	/* A leg is being replaced: not to be disconnected, nor replaced */
+	bool			replacing;
 	unsigned long		flags;
 	/* The disk's: asked for, or the leg's export is */
 	bool			read_only;
+	bool			shared;		/* connected with "shared" */
 	char			host[RMBD_HOST_MAX];	/* "" for none */
+	/* The host's secret, for the legs a replace adds; NULL for none */
+	u8			*secret;
+	unsigned int		secret_len;
 	/* blk-mq's hardware queues: each has its queue on the leg */
 	unsigned int		nr_io_queues;
 	unsigned int		nr_poll_queues;
@@ -368,6 +379,11 @@ struct rmbd_c_dev {
 	u64			size;		/* bytes, once the disk is set up */
 	unsigned int		nr_legs;
 	struct rmbd_c_leg	*legs[RMBD_MAX_LEGS];
+	/*
+	 * Legs replaced, their sessions gone: freed with the device, as
+	 * rmbd_c_remove_one() may still hold one it found before.
+	 */
+	struct list_head	retired;
 	/*
 	 * Serialises what decides that a leg misses a write: a write that
 	 * completes without a leg (RMBD_C_LEG_IN_SYNC, leg->dirty) must have
@@ -482,6 +498,8 @@ struct rmbd_c_connect_args {
 int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 		       const char **why);
 int rmbd_c_dev_disconnect(int index, bool force, const char **why);
+int rmbd_c_dev_replace(int index, unsigned int i,
+		       const struct rmbd_c_leg_args *la, const char **why);
 struct rmbd_c_dev *rmbd_c_dev_find(int index);
 void rmbd_c_release_requests(struct rmbd_c_dev *dev);
 void rmbd_c_dev_kill(struct rmbd_c_dev *dev);

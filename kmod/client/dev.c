@@ -544,21 +544,32 @@ struct rmbd_c_dev *rmbd_c_dev_find(int index)
 	return NULL;
 }
 
+/* What a leg, stopped, still holds, and the leg. */
+static void rmbd_c_leg_free(struct rmbd_c_leg *leg)
+{
+	crypto_free_shash(leg->auth_tfm);
+	if (leg->flush_page)
+		__free_page(leg->flush_page);
+	bitmap_free(leg->dirty);
+	kfree(leg);
+}
+
 static void rmbd_c_dev_release(struct kref *ref)
 {
 	struct rmbd_c_dev *dev = container_of(ref, struct rmbd_c_dev, ref);
-
 	struct rmbd_c_leg *leg;
 	unsigned int i;
 
 	rmbd_c_dirty_free(dev);
-	for (i = 0; i < dev->nr_legs; i++) {
-		leg = dev->legs[i];
-		crypto_free_shash(leg->auth_tfm);
-		if (leg->flush_page)
-			__free_page(leg->flush_page);
-		kfree(leg);
+	for (i = 0; i < dev->nr_legs; i++)
+		rmbd_c_leg_free(dev->legs[i]);
+	while ((leg = list_first_entry_or_null(&dev->retired,
+					       struct rmbd_c_leg,
+					       retired_entry))) {
+		list_del(&leg->retired_entry);
+		rmbd_c_leg_free(leg);
 	}
+	kfree_sensitive(dev->secret);
 	kfree(dev);
 }
 
@@ -596,20 +607,20 @@ static bool rmbd_c_same_addr(const struct sockaddr_storage *a,
 }
 
 /*
- * Another device of the same host identity on the export @dev is for, one
- * that holds or may hold a session to it again (a failed device never
- * does): two devices of one host on one export corrupt each other's data,
- * unless both were asked for (and the target would take the first one's
- * session over for the second).  Devices that give other identities are
- * other hosts to the target, which keeps them apart.  Called with
- * rmbd_c_mutex held.
+ * A leg of a device of host identity @host, other than @skip, on the
+ * export @b is for, that holds or may hold a session to it again (a
+ * failed device never does): two legs of one host on one export corrupt
+ * each other's data, unless both were asked for (and the target would
+ * take the first one's session over for the second).  Devices that give
+ * other identities are other hosts to the target, which keeps them
+ * apart.  Called with rmbd_c_mutex held.
  */
-static struct rmbd_c_dev *rmbd_c_dev_twin(const struct rmbd_c_dev *dev,
-					  int *leg)
+static bool rmbd_c_export_taken(const char *host, const struct rmbd_c_leg *b,
+				const struct rmbd_c_leg *skip)
 {
-	const struct rmbd_c_leg *a, *b;
+	const struct rmbd_c_leg *a;
 	struct rmbd_c_dev *d;
-	unsigned int i, j;
+	unsigned int i;
 
 	lockdep_assert_held(&rmbd_c_mutex);
 	list_for_each_entry(d, &rmbd_c_devs, entry) {
@@ -617,28 +628,46 @@ static struct rmbd_c_dev *rmbd_c_dev_twin(const struct rmbd_c_dev *dev,
 		    d->state != RMBD_DEV_STATE_LIVE &&
 		    d->state != RMBD_DEV_STATE_RECONNECTING)
 			continue;
-		if (strcmp(d->host, dev->host))
+		if (strcmp(d->host, host))
 			continue;
 		for (i = 0; i < d->nr_legs; i++) {
 			a = d->legs[i];
-			for (j = 0; j < dev->nr_legs; j++) {
-				b = dev->legs[j];
-				if (!strcmp(a->export_name, b->export_name) &&
-				    rmbd_c_same_addr(&a->addr, &b->addr)) {
-					*leg = j;
-					return d;
-				}
-			}
+			if (a != skip && a != b &&
+			    !strcmp(a->export_name, b->export_name) &&
+			    rmbd_c_same_addr(&a->addr, &b->addr))
+				return true;
 		}
 	}
-	return NULL;
+	return false;
 }
 
-/* A new leg @i of @dev, to where @la says; *@why says why not. */
-static int rmbd_c_leg_new(struct rmbd_c_dev *dev, unsigned int i,
-			  const struct rmbd_c_leg_args *la,
-			  const struct rmbd_c_connect_args *args,
-			  const char **why)
+/*
+ * Whether another device uses an export of @dev's (rmbd_c_export_taken());
+ * *@leg is then the leg of @dev.  Called with rmbd_c_mutex held, @dev not
+ * on the list yet.
+ */
+static bool rmbd_c_dev_twin(const struct rmbd_c_dev *dev, int *leg)
+{
+	unsigned int j;
+
+	for (j = 0; j < dev->nr_legs; j++) {
+		if (rmbd_c_export_taken(dev->host, dev->legs[j], NULL)) {
+			*leg = j;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * A new leg, to be leg @i of @dev, to where @la says, with the settings of
+ * @args; an ERR_PTR, with *@why saying why, if not.
+ */
+static struct rmbd_c_leg *rmbd_c_leg_alloc(struct rmbd_c_dev *dev,
+					   unsigned int i,
+					   const struct rmbd_c_leg_args *la,
+					   const struct rmbd_c_connect_args *args,
+					   const char **why)
 {
 	struct rmbd_c_leg *leg;
 	char port[8];
@@ -647,17 +676,14 @@ static int rmbd_c_leg_new(struct rmbd_c_dev *dev, unsigned int i,
 	leg = kzalloc(sizeof(*leg), GFP_KERNEL);
 	if (!leg) {
 		*why = "could not allocate the device";
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	}
-	/* From here on rmbd_c_dev_put() frees it. */
 	leg->dev = dev;
 	leg->index = i;
 	mutex_init(&leg->recovery_lock);
 	INIT_WORK(&leg->err_work, rmbd_c_err_work);
 	INIT_DELAYED_WORK(&leg->reconnect_work, rmbd_c_reconnect_work);
 	INIT_DELAYED_WORK(&leg->ka_work, rmbd_c_keepalive_work);
-	dev->legs[i] = leg;
-	dev->nr_legs = i + 1;
 
 	snprintf(port, sizeof(port), "%u", la->port);
 	ret = rmbd_valid_addr(la->addr) ?
@@ -665,7 +691,8 @@ static int rmbd_c_leg_new(struct rmbd_c_dev *dev, unsigned int i,
 				   &leg->addr) : -EINVAL;
 	if (ret) {
 		*why = "not an IPv4 or IPv6 address";
-		return -EINVAL;
+		ret = -EINVAL;
+		goto out_free;
 	}
 	strscpy(leg->addr_str, la->addr, sizeof(leg->addr_str));
 	strscpy(leg->export_name, la->export_name, sizeof(leg->export_name));
@@ -678,9 +705,31 @@ static int rmbd_c_leg_new(struct rmbd_c_dev *dev, unsigned int i,
 			ret = PTR_ERR(leg->auth_tfm);
 			leg->auth_tfm = NULL;
 			*why = "cannot set up HMAC-SHA-256 (crypto API)";
-			return ret == -ENOMEM ? ret : -EIO;
+			if (ret != -ENOMEM)
+				ret = -EIO;
+			goto out_free;
 		}
 	}
+	return leg;
+
+out_free:
+	rmbd_c_leg_free(leg);
+	return ERR_PTR(ret);
+}
+
+/* A new leg @i of @dev, to where @la says; *@why says why not. */
+static int rmbd_c_leg_new(struct rmbd_c_dev *dev, unsigned int i,
+			  const struct rmbd_c_leg_args *la,
+			  const struct rmbd_c_connect_args *args,
+			  const char **why)
+{
+	struct rmbd_c_leg *leg = rmbd_c_leg_alloc(dev, i, la, args, why);
+
+	if (IS_ERR(leg))
+		return PTR_ERR(leg);
+	/* From here on rmbd_c_dev_put() frees it. */
+	dev->legs[i] = leg;
+	dev->nr_legs = i + 1;
 	return 0;
 }
 
@@ -757,6 +806,17 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 	INIT_WORK(&dev->resync_work, rmbd_c_resync_work);
 	init_waitqueue_head(&dev->resync_wait);
 	dev->resync_bucket = -1;
+	INIT_LIST_HEAD(&dev->retired);
+	if (args->secret) {
+		dev->secret = kmemdup(args->secret, args->secret_len,
+				      GFP_KERNEL);
+		if (!dev->secret) {
+			rmbd_c_dev_put(dev);
+			*why = "could not allocate the device";
+			return -ENOMEM;
+		}
+		dev->secret_len = args->secret_len;
+	}
 	for (i = 0; i < args->nr_legs; i++) {
 		ret = rmbd_c_leg_new(dev, i, &args->legs[i], args, why);
 		if (ret) {
@@ -778,6 +838,7 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 	strscpy(dev->host, args->host, sizeof(dev->host));
 	dev->layout = args->layout;
 	dev->read_only = args->read_only;
+	dev->shared = args->shared;
 	dev->nr_io_queues = args->nr_io_queues;
 	dev->nr_poll_queues = args->nr_poll_queues;
 	dev->queue_depth = args->queue_depth;
@@ -906,9 +967,9 @@ static struct rmbd_c_dev *rmbd_c_dev_find_idle(int index, int *err,
 		return NULL;
 	}
 	if (dev->state == RMBD_DEV_STATE_CONNECTING || dev->adding ||
-	    dev->state == RMBD_DEV_STATE_DELETING) {
+	    dev->replacing || dev->state == RMBD_DEV_STATE_DELETING) {
 		mutex_unlock(&rmbd_c_mutex);
-		*why = "device is connecting or being disconnected";
+		*why = "device is connecting, being disconnected, or a leg of it being replaced";
 		*err = -EBUSY;
 		return NULL;
 	}
@@ -971,6 +1032,202 @@ int rmbd_c_dev_disconnect(int index, bool force, const char **why)
 	mutex_unlock(&rmbd_c_mutex);
 	rmbd_c_dev_remove(dev);
 	return 0;
+}
+
+/*
+ * Whether @leg, its first session set up, fits the disk of @dev: as
+ * large, slabs no smaller than a request may span, and an RDMA device
+ * that takes the device's requests as they are laid out.
+ */
+static int rmbd_c_leg_fits(struct rmbd_c_dev *dev, struct rmbd_c_leg *leg,
+			   const char **why)
+{
+	struct request_queue *q = dev->disk->queue;
+	u64 max_io = (u64)queue_max_hw_sectors(q) << SECTOR_SHIFT;
+
+	if (leg->size < dev->size) {
+		*why = "the export is smaller than the device";
+		return -ENOSPC;
+	}
+	if (leg->slab_size < (u64)q->limits.chunk_sectors << SECTOR_SHIFT) {
+		*why = "the export's slabs are smaller than the device's";
+		return -EXDEV;
+	}
+	if (leg->max_segs < dev->max_segs || leg->req_wrs > dev->req_wrs ||
+	    leg->max_seg_size < queue_max_segment_size(q)) {
+		*why = "the RDMA device takes fewer segments per request than the device was created with";
+		return -EXDEV;
+	}
+	if (leg->read_mr && (!queue_virt_boundary(q) ||
+			     (u64)(leg->mr_pages - 1) << PAGE_SHIFT < max_io)) {
+		*why = "the RDMA device needs READ sinks that the device's requests do not fit (another transport)";
+		return -EXDEV;
+	}
+	if (leg->zero_len < dev->zero_limit) {
+		*why = "the RDMA device takes smaller discards than the device was created with";
+		return -EXDEV;
+	}
+	return 0;
+}
+
+/*
+ * Put @leg, up and its recovery_lock held, in the place of leg @i of
+ * @dev, whose session goes: with the disk's queue frozen, so that no
+ * request is on the old leg's queues or looks at the legs meanwhile.
+ * The old leg stays on dev->retired.
+ */
+static void rmbd_c_leg_swap(struct rmbd_c_dev *dev, unsigned int i,
+			    struct rmbd_c_leg *leg)
+{
+	struct rmbd_c_leg *old = dev->legs[i];
+	struct request_queue *q = dev->disk->queue;
+
+	/*
+	 * Its reconnect (which may hold the lock for long) before the
+	 * freeze: I/O goes on meanwhile over the other legs.  Then what
+	 * is posted on it is flushed, and goes to them.
+	 */
+	mutex_lock_nested(&old->recovery_lock, 1);
+	set_bit(RMBD_C_LEG_FAILED, &old->flags);
+	rmbd_c_leg_lost(old);
+	rmbd_c_leg_halt(old);
+	blk_mq_freeze_queue(q);
+	rmbd_c_leg_stop(old);
+	mutex_lock(&rmbd_c_mutex);
+	list_add_tail(&old->retired_entry, &dev->retired);
+	dev->legs[i] = leg;
+	mutex_unlock(&rmbd_c_mutex);
+	blk_mq_unfreeze_queue(q);
+	rmbd_c_recovery_unlock(old);
+	cancel_work_sync(&old->err_work);
+	cancel_delayed_work_sync(&old->reconnect_work);
+	bitmap_free(old->dirty);
+	old->dirty = NULL;
+}
+
+/**
+ * rmbd_c_dev_replace() - replace a leg of a device with a new one
+ * @index: N of rmbdN
+ * @i: the leg
+ * @la: where the new leg goes
+ * @why: a message for the administrator on failure
+ *
+ * The new leg connects with the device's settings, takes the old one's
+ * place, and gets the whole device copied to it by the resync, from a
+ * leg in sync, while I/O goes on.
+ */
+int rmbd_c_dev_replace(int index, unsigned int i,
+		       const struct rmbd_c_leg_args *la, const char **why)
+{
+	struct rmbd_c_connect_args args = { };
+	struct rmbd_c_leg *leg, *old;
+	struct rmbd_c_dev *dev;
+	unsigned int j;
+	int ret;
+
+	dev = rmbd_c_dev_find_idle(index, &ret, why);
+	if (!dev)
+		return ret;
+	if (dev->state != RMBD_DEV_STATE_LIVE) {
+		*why = "the device is not live";
+		ret = -EIO;
+		goto out_unlock;
+	}
+	if (i >= dev->nr_legs) {
+		*why = "the device has no such leg";
+		ret = -ENOENT;
+		goto out_unlock;
+	}
+	for (j = 0; j < dev->nr_legs; j++)
+		if (j != i &&
+		    test_bit(RMBD_C_LEG_IN_SYNC, &dev->legs[j]->flags))
+			break;
+	if (j == dev->nr_legs) {
+		*why = "no other leg holds every write: the new leg would have nothing to copy from";
+		ret = -ENODATA;
+		goto out_unlock;
+	}
+	dev->replacing = true;
+	kref_get(&dev->ref);
+	mutex_unlock(&rmbd_c_mutex);
+
+	args.shared = dev->shared;
+	args.read_only = dev->read_only;
+	args.secret = dev->secret;
+	args.secret_len = dev->secret_len;
+	leg = rmbd_c_leg_alloc(dev, i, la, &args, why);
+	if (IS_ERR(leg)) {
+		ret = PTR_ERR(leg);
+		goto out_done;
+	}
+	old = dev->legs[i];
+	for (j = 0; j < dev->nr_legs; j++) {
+		if (j != i &&
+		    !strcmp(leg->export_name, dev->legs[j]->export_name) &&
+		    rmbd_c_same_addr(&leg->addr, &dev->legs[j]->addr)) {
+			*why = "two legs of a device on the same export";
+			ret = -EINVAL;
+			goto out_free;
+		}
+	}
+	mutex_lock(&rmbd_c_mutex);
+	ret = !dev->shared && rmbd_c_export_taken(dev->host, leg, old);
+	mutex_unlock(&rmbd_c_mutex);
+	if (ret) {
+		*why = "export already connected here; disconnect it or connect shared";
+		ret = -EEXIST;
+		goto out_free;
+	}
+	leg->dirty = bitmap_alloc(dev->nr_regions, GFP_KERNEL);
+	if (!leg->dirty) {
+		*why = "could not allocate the leg's dirty map";
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	/* Everything is to be copied to it. */
+	bitmap_fill(leg->dirty, dev->nr_regions);
+
+	/* Its recovery waits for it to be in place (as at connect). */
+	mutex_lock(&leg->recovery_lock);
+	ret = rmbd_c_leg_start(leg, why);
+	if (!ret)
+		ret = rmbd_c_leg_fits(dev, leg, why);
+	if (ret) {
+		/* Its error work, if any, must not reconnect it. */
+		set_bit(RMBD_C_LEG_FAILED, &leg->flags);
+		rmbd_c_leg_stop(leg);
+		rmbd_c_recovery_unlock(leg);
+		cancel_work_sync(&leg->err_work);
+		cancel_delayed_work_sync(&leg->reconnect_work);
+		goto out_free;
+	}
+	/* No resync looks at the legs while they change. */
+	set_bit(RMBD_C_DEV_NO_RESYNC, &dev->flags);
+	cancel_work_sync(&dev->resync_work);
+	rmbd_c_leg_swap(dev, i, leg);
+	clear_bit(RMBD_C_DEV_NO_RESYNC, &dev->flags);
+	pr_info("rmbd%d: leg %u replaced: now %llu bytes of %s on %pISpc\n",
+		dev->index, i, leg->size, leg->export_name, &leg->addr);
+	if (test_bit(RMBD_C_LEG_UP, &leg->flags))
+		rmbd_c_keepalive_start(leg);
+	rmbd_c_recovery_unlock(leg);
+	rmbd_c_notify(dev, RMBD_DEV_EVENT_REPLACED);
+	rmbd_c_resync_start(dev);
+	ret = 0;
+	goto out_done;
+
+out_free:
+	rmbd_c_leg_free(leg);
+out_done:
+	mutex_lock(&rmbd_c_mutex);
+	dev->replacing = false;
+	mutex_unlock(&rmbd_c_mutex);
+	rmbd_c_dev_put(dev);
+	return ret;
+
+out_unlock:
+	mutex_unlock(&rmbd_c_mutex);
+	return ret;
 }
 
 int rmbd_c_dev_init(void)

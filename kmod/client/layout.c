@@ -367,10 +367,14 @@ static int rmbd_c_resync_region(struct rmbd_c_dev *dev,
 	return ret;
 }
 
-/* Whether the resync of @leg must stop: it or the device is going. */
+/*
+ * Whether the resync of @leg must stop: it or the device is going, or a
+ * replace holds the resync off.
+ */
 static bool rmbd_c_resync_stop(struct rmbd_c_dev *dev, struct rmbd_c_leg *leg)
 {
 	return test_bit(RMBD_C_DEV_DEAD, &dev->flags) ||
+	       test_bit(RMBD_C_DEV_NO_RESYNC, &dev->flags) ||
 	       !test_bit(RMBD_C_LEG_UP, &leg->flags) ||
 	       READ_ONCE(leg->stopping);
 }
@@ -382,7 +386,7 @@ static bool rmbd_c_resync_stop(struct rmbd_c_dev *dev, struct rmbd_c_leg *leg)
 static void rmbd_c_resync_leg(struct rmbd_c_dev *dev, struct rmbd_c_leg *leg)
 {
 	unsigned int chunk = rmbd_c_resync_chunk(dev);
-	unsigned long r, start = jiffies, t0;
+	unsigned long r, start = jiffies, t0, told = jiffies;
 	u64 copied = 0, region = 1ULL << dev->region_shift;
 	unsigned long flags;
 	unsigned int rate;
@@ -405,6 +409,11 @@ static void rmbd_c_resync_leg(struct rmbd_c_dev *dev, struct rmbd_c_leg *leg)
 				return;
 			}
 			copied += region;
+			/* How far it is: the legs' dirty bytes in the event */
+			if (time_after(jiffies, told + RMBD_C_RESYNC_EVENT_SECS * HZ)) {
+				told = jiffies;
+				rmbd_c_notify(dev, RMBD_DEV_EVENT_RESYNC);
+			}
 			rate = READ_ONCE(resync_rate);
 			if (rate)
 				schedule_timeout_uninterruptible(max_t(long, 0,
@@ -458,6 +467,9 @@ void rmbd_c_resync_work(struct work_struct *work)
 	struct rmbd_c_leg *leg;
 	unsigned int i;
 
+	/* Its legs are being changed. */
+	if (test_bit(RMBD_C_DEV_NO_RESYNC, &dev->flags))
+		goto out;
 	for (i = 0; i < dev->nr_legs; i++) {
 		leg = dev->legs[i];
 		if (!rmbd_c_resync_stop(dev, leg) &&
@@ -465,6 +477,7 @@ void rmbd_c_resync_work(struct work_struct *work)
 		    rmbd_c_dev_readable(dev))
 			rmbd_c_resync_leg(dev, leg);
 	}
+out:
 	memalloc_noio_restore(noio);
 }
 

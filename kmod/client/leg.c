@@ -492,8 +492,13 @@ static int rmbd_c_open(struct rmbd_c_leg *leg, const char **why)
 	} else {
 		leg->export_id = export_id;
 		leg->read_only = leg->read_only || (flags & RMBD_OPEN_RDONLY);
-		/* As asked, or read-only as the export is */
-		leg->dev->read_only = leg->read_only;
+		/* A leg replaced on a writable disk must take writes. */
+		if (leg->dev->disk && leg->read_only && !leg->dev->read_only) {
+			*why = "the export is read-only, and the device is not";
+			return rmbd_c_final(leg, -EROFS, false);
+		}
+		/* As asked, or read-only as an export of it is */
+		leg->dev->read_only = leg->dev->read_only || leg->read_only;
 		leg->size = size;
 		leg->slab_size = slab_size;
 		leg->nr_slabs = nr_slabs;
@@ -1256,7 +1261,8 @@ void rmbd_c_reconnect_work(struct work_struct *work)
 	int ret;
 
 	mutex_lock(&leg->recovery_lock);
-	if (test_bit(RMBD_C_DEV_DEAD, &dev->flags))
+	/* The device gave up, or the leg was replaced. */
+	if (test_bit(RMBD_C_DEV_DEAD, &dev->flags) || leg->stopping)
 		goto out;
 	/* The old session says goodbye first, once its port is back. */
 	if (leg->ibdev && !rmbd_c_leg_port_active(leg)) {

@@ -73,6 +73,8 @@ static const struct nla_policy rmbd_c_policy[RMBD_CLIENT_ATTR_MAX + 1] = {
 	[RMBD_CLIENT_ATTR_LEG]		= { .type = NLA_REJECT },
 	[RMBD_CLIENT_ATTR_LAYOUT]	=
 		NLA_POLICY_RANGE(NLA_U8, RMBD_LAYOUT_MIRROR, RMBD_LAYOUT_MIRROR),
+	[RMBD_CLIENT_ATTR_LEG_INDEX]	=
+		NLA_POLICY_MAX(NLA_U32, RMBD_MAX_LEGS - 1),
 };
 
 static struct genl_family rmbd_c_family;
@@ -202,6 +204,24 @@ static int rmbd_c_reply(struct genl_info *info, struct sk_buff *skb,
 	return genlmsg_reply(skb, info);
 }
 
+/*
+ * Reply with device @index, which a connect or replace just made or
+ * changed; nothing if a disconnect raced with us.
+ */
+static void rmbd_c_reply_index(struct genl_info *info, struct sk_buff *reply,
+			       int index)
+{
+	struct rmbd_c_dev *dev;
+
+	mutex_lock(&rmbd_c_mutex);
+	dev = rmbd_c_dev_find(index);
+	if (dev)
+		rmbd_c_reply(info, reply, dev);
+	else
+		nlmsg_free(reply);
+	mutex_unlock(&rmbd_c_mutex);
+}
+
 /* The message before an -EBUSY's error: who holds the export */
 static void rmbd_c_reply_holder(struct genl_info *info, struct sk_buff *skb,
 				const char *holder)
@@ -296,7 +316,6 @@ static int rmbd_c_connect(struct sk_buff *skb, struct genl_info *info)
 	struct rmbd_c_connect_args args = { };
 	const char *why = NULL;
 	struct sk_buff *reply;
-	struct rmbd_c_dev *dev;
 	int index, ret;
 
 	ret = attrs[RMBD_CLIENT_ATTR_LEGS] ? rmbd_c_parse_legs(info, &args) :
@@ -385,17 +404,7 @@ static int rmbd_c_connect(struct sk_buff *skb, struct genl_info *info)
 			     args.legs[args.failed_leg].nla : NULL, why);
 		return ret;
 	}
-	/*
-	 * The device exists either way, unless a disconnect raced with us:
-	 * then there is nothing to reply with.
-	 */
-	mutex_lock(&rmbd_c_mutex);
-	dev = rmbd_c_dev_find(index);
-	if (dev)
-		rmbd_c_reply(info, reply, dev);
-	else
-		nlmsg_free(reply);
-	mutex_unlock(&rmbd_c_mutex);
+	rmbd_c_reply_index(info, reply, index);
 	return 0;
 }
 
@@ -412,6 +421,38 @@ static int rmbd_c_disconnect(struct sk_buff *skb, struct genl_info *info)
 	rmbd_set_err(info->extack, info->attrs[RMBD_CLIENT_ATTR_DEV_INDEX],
 		     why);
 	return ret;
+}
+
+static int rmbd_c_replace(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr **attrs = info->attrs;
+	struct rmbd_c_leg_args la = { };
+	const char *why = NULL;
+	struct sk_buff *reply;
+	int index, ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, RMBD_CLIENT_ATTR_DEV_INDEX) ||
+	    GENL_REQ_ATTR_CHECK(info, RMBD_CLIENT_ATTR_LEG_INDEX))
+		return -EINVAL;
+	ret = rmbd_c_parse_leg(info, NULL, attrs, RMBD_CLIENT_ATTR_ADDR,
+			       RMBD_CLIENT_ATTR_PORT,
+			       RMBD_CLIENT_ATTR_EXPORT_NAME, &la);
+	if (ret)
+		return ret;
+	index = nla_get_u32(attrs[RMBD_CLIENT_ATTR_DEV_INDEX]);
+	reply = rmbd_reply_alloc(info);
+	if (!reply)
+		return -ENOMEM;
+	ret = rmbd_c_dev_replace(index,
+				 nla_get_u32(attrs[RMBD_CLIENT_ATTR_LEG_INDEX]),
+				 &la, &why);
+	if (ret) {
+		nlmsg_free(reply);
+		rmbd_set_err(info->extack, NULL, why);
+		return ret;
+	}
+	rmbd_c_reply_index(info, reply, index);
+	return 0;
 }
 
 static int rmbd_c_get(struct sk_buff *skb, struct genl_info *info)
@@ -477,6 +518,11 @@ static const struct genl_ops rmbd_c_ops[] = {
 		.flags	= GENL_ADMIN_PERM,
 		.doit	= rmbd_c_get,
 		.dumpit	= rmbd_c_dump,
+	},
+	{
+		.cmd	= RMBD_CLIENT_CMD_DEV_REPLACE,
+		.flags	= GENL_ADMIN_PERM,
+		.doit	= rmbd_c_replace,
 	},
 };
 

@@ -733,6 +733,32 @@ usage dev "invalid layout 'raid5' (mirror)" \
 	dev connect addr 10.0.0.1 export a addr 10.0.0.2 export b layout raid5
 usage dev "missing value for 'export'" dev connect addr 10.0.0.1 export
 
+# dev replace DEV [leg] N with LEG: one leg, its keywords in any order.
+log_reset
+expect 0 "" "" "$FAKE" dev replace rmbd0 leg 1 with addr 10.202.0.1 export m2
+expect 0 "" "" "$FAKE" dev replace /dev/rmbd0 0 with export m2 port 7471 addr fd00::2
+expect 1 "" "rmbd: failed to replace leg: Invalid argument: fake refusal of bad2" \
+	"$FAKE" dev replace 0 1 with addr 10.202.0.1 export bad2
+log_is "open
+dev_replace 0 1 10.202.0.1 0 m2
+open
+dev_replace 0 0 fd00::2 7471 m2
+open
+dev_replace 0 1 10.202.0.1 0 bad2" "replace calls"
+expect 0 "$(RMBD_FAKE_EMPTY= "$FAKE" -j dev show rmbd0 | sed 's/^\[//; s/\]$//')" "" \
+	"$FAKE" -j dev replace rmbd0 leg 1 with addr 10.202.0.1 export m2
+usage dev "missing device" dev replace
+usage dev "missing leg" dev replace rmbd0
+usage dev "missing leg" dev replace rmbd0 leg
+usage dev "invalid leg '4' (0-3)" dev replace rmbd0 leg 4 with addr 10.0.0.1 export a
+usage dev "invalid leg 'x' (0-3)" dev replace rmbd0 x with addr 10.0.0.1 export a
+usage dev "missing keyword 'with' after the leg" dev replace rmbd0 1 addr 10.0.0.1 export a
+usage dev "missing keyword 'export'" dev replace rmbd0 1 with addr 10.0.0.1
+usage dev "missing keyword 'addr'" dev replace rmbd0 1 with export a
+usage dev "invalid address '10.0.0'" dev replace rmbd0 1 with addr 10.0.0 export a
+usage dev "invalid port '0' (1-65535)" dev replace rmbd0 1 with addr 10.0.0.1 export a port 0
+usage dev "duplicate keyword 'addr'" dev replace rmbd0 1 with addr 10.0.0.1 addr 10.0.0.2 export a
+
 # monitor: the fake library's events, in order; events lost after the
 # third.  Text: dev NAME EVENT state ... export NAME, with -d the other
 # fields of dev show; session ID EVENT peer PEER export NAME [host HOST]

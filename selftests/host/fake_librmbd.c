@@ -408,6 +408,18 @@ int rmbd_dev_disconnect(struct rmbd_ctx *ctx, uint32_t index, bool force)
 	return 0;
 }
 
+int rmbd_dev_replace(struct rmbd_ctx *ctx, uint32_t index, uint32_t leg,
+		     const struct rmbd_leg_opts *to, struct rmbd_dev_info *out)
+{
+	fake_log("dev_replace %u %u %s %u %s", index, leg, to->addr, to->port,
+		 to->export_name);
+	if (fake_fail(ctx, to->export_name))
+		return -EINVAL;
+	if (out)
+		*out = fake_devs[0];
+	return 0;
+}
+
 int rmbd_dev_list(struct rmbd_ctx *ctx,
 		  int (*cb)(const struct rmbd_dev_info *, void *), void *arg)
 {

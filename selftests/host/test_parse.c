@@ -381,7 +381,8 @@ static const struct name_case dev_event_cases[] = {
 	{ RMBD_DEV_EVENT_LEG_BACK, "leg-back" },
 	{ RMBD_DEV_EVENT_RESYNC, "resync" },
 	{ RMBD_DEV_EVENT_HEALTHY, "healthy" },
-	{ 11, "unknown" },
+	{ RMBD_DEV_EVENT_REPLACED, "replaced" },
+	{ 12, "unknown" },
 	{ 255, "unknown" },
 };
 

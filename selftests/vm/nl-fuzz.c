@@ -249,6 +249,24 @@ static const struct fcase cases[] = {
 	  { { RMBD_CLIENT_ATTR_DEV_INDEX, A_STR, 0, "rmbd0" } } },
 	{ CLIENT, RMBD_CLIENT_CMD_DEV_DISCONNECT, false, "unknown attribute type",
 	  { { RMBD_CLIENT_ATTR_DEV_INDEX, A_U32, 0 }, { RMBD_CLIENT_ATTR_MAX + 1, A_U32, 1 } } },
+	/* DEV_REPLACE */
+	{ CLIENT, RMBD_CLIENT_CMD_DEV_REPLACE, false, "no attributes", { },
+	  RMBD_CLIENT_ATTR_DEV_INDEX },
+	{ CLIENT, RMBD_CLIENT_CMD_DEV_REPLACE, false, "leg missing",
+	  { { RMBD_CLIENT_ATTR_DEV_INDEX, A_U32, 0 }, C_ADDR(ADDR), C_EXP("keep") },
+	  RMBD_CLIENT_ATTR_LEG_INDEX },
+	{ CLIENT, RMBD_CLIENT_CMD_DEV_REPLACE, false, "export missing",
+	  { { RMBD_CLIENT_ATTR_DEV_INDEX, A_U32, 0 },
+	    { RMBD_CLIENT_ATTR_LEG_INDEX, A_U32, 1 }, C_ADDR(ADDR) },
+	  RMBD_CLIENT_ATTR_EXPORT_NAME },
+	{ CLIENT, RMBD_CLIENT_CMD_DEV_REPLACE, false, "leg RMBD_MAX_LEGS",
+	  { { RMBD_CLIENT_ATTR_DEV_INDEX, A_U32, 0 },
+	    { RMBD_CLIENT_ATTR_LEG_INDEX, A_U32, RMBD_MAX_LEGS }, C_ADDR(ADDR),
+	    C_EXP("keep") } },
+	{ CLIENT, RMBD_CLIENT_CMD_DEV_REPLACE, false, "export name '..'",
+	  { { RMBD_CLIENT_ATTR_DEV_INDEX, A_U32, 0 },
+	    { RMBD_CLIENT_ATTR_LEG_INDEX, A_U32, 1 }, C_ADDR(ADDR),
+	    C_EXP("..") } },
 	/* DEV_GET */
 	{ CLIENT, RMBD_CLIENT_CMD_DEV_GET, false, "index as u8",
 	  { { RMBD_CLIENT_ATTR_DEV_INDEX, A_U8, 0 } } },
@@ -277,6 +295,7 @@ static const char *const client_cmds[] = {
 	[RMBD_CLIENT_CMD_DEV_DISCONNECT] = "DEV_DISCONNECT",
 	[RMBD_CLIENT_CMD_DEV_GET] = "DEV_GET",
 	[RMBD_CLIENT_CMD_DEV_EVENT] = "DEV_EVENT",
+	[RMBD_CLIENT_CMD_DEV_REPLACE] = "DEV_REPLACE",
 };
 
 /* A command added to a family gets its name here. */
@@ -659,7 +678,7 @@ enum ptype { P_UNSPEC, P_U8, P_U16, P_U32, P_U64, P_STR, P_FLAG, P_REJECT,
 enum vclass {
 	V_RAW, V_NAME, V_SIZE, V_SLAB, V_ADDR, V_PORT, V_INDEX, V_IOQ,
 	V_POLLQ, V_DEPTH, V_DELAY, V_LOSS, V_FLAG, V_HOST, V_SESSIONS,
-	V_LAYOUT,
+	V_LAYOUT, V_LEG,
 };
 
 #define CK_MIN	1
@@ -782,6 +801,8 @@ static const struct apol client_pol[RMBD_CLIENT_ATTR_MAX + 1] = {
 	[RMBD_CLIENT_ATTR_LEG]		= POL_REJECT,
 	[RMBD_CLIENT_ATTR_LAYOUT]	=
 		POL_RANGE(P_U8, RMBD_LAYOUT_MIRROR, RMBD_LAYOUT_MIRROR, V_LAYOUT),
+	[RMBD_CLIENT_ATTR_LEG_INDEX]	=
+		POL_MAX(P_U32, RMBD_MAX_LEGS - 1, V_LEG),
 };
 
 enum effect { E_NONE, E_CREATE, E_DELETE };
@@ -792,7 +813,7 @@ struct op {
 	bool doit, dumpit;
 	bool reply;		/* a doit that succeeds replies */
 	enum effect effect;
-	uint16_t req[2];	/* required, in the order checked */
+	uint16_t req[4];	/* required, in the order checked */
 	uint16_t opt[12];
 };
 
@@ -836,6 +857,10 @@ static const struct op client_ops[] = {
 	  { RMBD_CLIENT_ATTR_DEV_INDEX }, { RMBD_CLIENT_ATTR_FORCE } },
 	{ RMBD_CLIENT_CMD_DEV_GET, true, true, true, E_NONE,
 	  { RMBD_CLIENT_ATTR_DEV_INDEX } },
+	{ RMBD_CLIENT_CMD_DEV_REPLACE, true, false, true, E_NONE,
+	  { RMBD_CLIENT_ATTR_DEV_INDEX, RMBD_CLIENT_ATTR_LEG_INDEX,
+	    RMBD_CLIENT_ATTR_ADDR, RMBD_CLIENT_ATTR_EXPORT_NAME },
+	  { RMBD_CLIENT_ATTR_PORT } },
 };
 
 struct family {
@@ -1849,7 +1874,7 @@ static void model_doit(const unsigned char *h, struct expect *x)
 		if (model_legs(h, x))
 			return;
 	} else {
-		for (i = 0; i < 2 && op->req[i]; i++) {
+		for (i = 0; i < 4 && op->req[i]; i++) {
 			if (x->tb[op->req[i]] < 0) {
 				refuse(x, EINVAL, -1, false,
 				       "required attribute missing");
@@ -1857,7 +1882,9 @@ static void model_doit(const unsigned char *h, struct expect *x)
 				return;
 			}
 		}
-		if (x->fam == CLIENT && x->cmd == RMBD_CLIENT_CMD_DEV_CONNECT)
+		if (x->fam == CLIENT &&
+		    (x->cmd == RMBD_CLIENT_CMD_DEV_CONNECT ||
+		     x->cmd == RMBD_CLIENT_CMD_DEV_REPLACE))
 			name = RMBD_CLIENT_ATTR_EXPORT_NAME;
 	}
 	if (x->fam == TARGET && x->cmd == RMBD_TARGET_CMD_EXPORT_ADD)
@@ -2147,13 +2174,15 @@ static void guard(unsigned char *h, uint32_t nl, bool no_connect)
 				guarded[2]++;
 			}
 		}
-		if (fam == CLIENT && cmd == RMBD_CLIENT_CMD_DEV_DISCONNECT &&
+		if (fam == CLIENT && (cmd == RMBD_CLIENT_CMD_DEV_DISCONNECT ||
+				      cmd == RMBD_CLIENT_CMD_DEV_REPLACE) &&
 		    type == RMBD_CLIENT_ATTR_DEV_INDEX && n == 4 &&
 		    has_dev(&start, get32(d))) {
 			put32(d, 0x7ffffff0);
 			guarded[0]++;
 		}
-		if (fam == CLIENT && cmd == RMBD_CLIENT_CMD_DEV_CONNECT &&
+		if (fam == CLIENT && (cmd == RMBD_CLIENT_CMD_DEV_CONNECT ||
+				      cmd == RMBD_CLIENT_CMD_DEV_REPLACE) &&
 		    type == RMBD_CLIENT_ATTR_ADDR)
 			guard_addr(d, n, no_connect);
 		if (fam == CLIENT && cmd == RMBD_CLIENT_CMD_DEV_CONNECT &&
@@ -2349,6 +2378,8 @@ static uint64_t gen_int(enum vclass v)
 		return r < 90 ? PICK(loss) : (uint32_t)rnd();
 	case V_SESSIONS:
 		return r < 90 ? PICK(sessions) : (uint32_t)rnd();
+	case V_LEG:
+		return r < 90 ? below(RMBD_MAX_LEGS + 1) : (uint32_t)rnd();
 	case V_LAYOUT:
 		if (r < 80)
 			return RMBD_LAYOUT_MIRROR;
@@ -2520,7 +2551,7 @@ static void gen_plausible(struct mb *m, int fam, const struct op *op)
 	uint16_t types[16];
 	int i, j, n = 0;
 
-	for (i = 0; i < 2 && op->req[i]; i++)
+	for (i = 0; i < 4 && op->req[i]; i++)
 		if (chance(92))
 			types[n++] = op->req[i];
 	for (i = 0; i < (int)ARRAY_SIZE(op->opt) && op->opt[i]; i++)
@@ -2868,7 +2899,8 @@ static int prepare(struct mb *m, uint32_t probe_seq)
 		model(h, nl, &r->x);
 		fz.legs += r->x.nr_legs > 0;
 		if (r->x.kind == X_DO && r->x.fam == CLIENT &&
-		    r->x.cmd == RMBD_CLIENT_CMD_DEV_CONNECT &&
+		    (r->x.cmd == RMBD_CLIENT_CMD_DEV_CONNECT ||
+		     r->x.cmd == RMBD_CLIENT_CMD_DEV_REPLACE) &&
 		    connects(h, &r->x, a)) {
 			if (fz.connects < MAX_CONNECTS) {
 				fz.connects++;

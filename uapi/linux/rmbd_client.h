@@ -44,6 +44,14 @@
  *	device open for two seconds (mounted, swap, a stacked device, a
  *	process) is refused with -EBUSY unless FORCE is set; its I/O then fails.
  * @RMBD_CLIENT_CMD_DEV_GET: dump devices, or get one by DEV_INDEX.
+ * @RMBD_CLIENT_CMD_DEV_REPLACE: replace leg LEG_INDEX of device DEV_INDEX
+ *	with a new leg to ADDR, [PORT], EXPORT_NAME: the new leg connects
+ *	(with the device's host, secret, shared and read-only settings), the
+ *	old one's session goes, and a resync copies the whole device to the
+ *	new leg from a leg in sync, in the background.  Another leg must
+ *	hold every write (-ENODATA otherwise); the new export must be as
+ *	large as the device and its slabs and RDMA device fit the device's
+ *	request layout (-EXDEV otherwise).  Replies with the device.
  * @RMBD_CLIENT_CMD_DEV_EVENT: notification only, to the
  *	RMBD_CLIENT_MCGRP_EVENTS group: a device message (as DEV_GET's) with
  *	EVENT, sent when something happens to a device.
@@ -54,6 +62,7 @@ enum rmbd_client_cmd {
 	RMBD_CLIENT_CMD_DEV_DISCONNECT,
 	RMBD_CLIENT_CMD_DEV_GET,
 	RMBD_CLIENT_CMD_DEV_EVENT,
+	RMBD_CLIENT_CMD_DEV_REPLACE,
 
 	__RMBD_CLIENT_CMD_MAX,
 	RMBD_CLIENT_CMD_MAX = __RMBD_CLIENT_CMD_MAX - 1
@@ -95,9 +104,12 @@ enum rmbd_dev_state {
  * @RMBD_DEV_EVENT_LEG_BACK: a lost leg's session is back; it takes writes
  *	again, and reads once it holds what it missed (after its resync)
  * @RMBD_DEV_EVENT_RESYNC: a resync starts: the regions a leg missed are
- *	copied to it from a leg that holds every write
+ *	copied to it from a leg that holds every write; sent again every
+ *	few seconds while it runs, the legs' DIRTY telling how far it is
  * @RMBD_DEV_EVENT_HEALTHY: the resync of a leg ended: it holds every write
  *	again and takes reads
+ * @RMBD_DEV_EVENT_REPLACED: a leg was replaced (DEV_REPLACE); its resync
+ *	follows
  */
 enum rmbd_dev_event {
 	RMBD_DEV_EVENT_CONNECTED = 1,
@@ -110,6 +122,7 @@ enum rmbd_dev_event {
 	RMBD_DEV_EVENT_LEG_BACK,
 	RMBD_DEV_EVENT_RESYNC,
 	RMBD_DEV_EVENT_HEALTHY,
+	RMBD_DEV_EVENT_REPLACED,
 };
 
 #define RMBD_DEFAULT_RECONNECT_DELAY	2	/* seconds */
@@ -175,6 +188,8 @@ enum rmbd_dev_event {
  * @RMBD_CLIENT_ATTR_LEG: nest, one leg inside RMBD_CLIENT_ATTR_LEGS
  * @RMBD_CLIENT_ATTR_LAYOUT: u8, enum rmbd_layout, how the device's data
  *	lies on its legs; DEV_CONNECT: default RMBD_LAYOUT_MIRROR
+ * @RMBD_CLIENT_ATTR_LEG_INDEX: u32, DEV_REPLACE: the leg replaced, below
+ *	RMBD_MAX_LEGS
  */
 enum rmbd_client_attr {
 	RMBD_CLIENT_ATTR_UNSPEC,
@@ -204,6 +219,7 @@ enum rmbd_client_attr {
 	RMBD_CLIENT_ATTR_LEGS,
 	RMBD_CLIENT_ATTR_LEG,
 	RMBD_CLIENT_ATTR_LAYOUT,
+	RMBD_CLIENT_ATTR_LEG_INDEX,
 
 	__RMBD_CLIENT_ATTR_MAX,
 	RMBD_CLIENT_ATTR_MAX = __RMBD_CLIENT_ATTR_MAX - 1

@@ -13,7 +13,10 @@
 # with the first link.  Unthrottled, the resync ends ("healthy"), having
 # copied only the dirty regions, and fio, which wrote all along, found
 # no error.  Each export connected alone then holds the same data.  A
-# leg whose export is deleted fails for good and the device stays live.
+# leg whose export is deleted fails for good and the device stays live;
+# dev replace puts a new export in its place (refused for one too small,
+# the other leg's, or when no other copy is in sync), the whole device is
+# copied to it under fio, and it holds what the survivor holds.
 # timeout=600
 
 set -eu
@@ -38,6 +41,33 @@ cleanup() {
 	true
 }
 trap cleanup EXIT
+
+# Stop the monitor, and fail unless its events of DEV in FILE hold each
+# of the names given.
+check_events() {	# FILE DEV EVENT...
+	local file=$1 dev=$2 names e
+	shift 2
+	kill "$mon" 2> /dev/null
+	wait "$mon" 2> /dev/null || true
+	mon=
+	names=$(jq -r --arg d "$dev" 'select(.name == $d) | .event' "$file")
+	log "events: $(sort <<< "$names" | uniq -c | tr -s ' \n' ' ')"
+	for e in "$@"; do
+		grep -qx -- "$e" <<< "$names" || fail "no $e event: $(tr '\n' ' ' <<< "$names")"
+	done
+}
+
+# Each export connected alone (after DEV is gone) holds the same 64M.
+same_alone() {	# EXPORT EXPORT
+	local m one
+	for m in "$@"; do
+		one=$(dev_connect "$m")
+		dd if="/dev/$one" of="$out/$m.img" bs=1M count=64 iflag=direct status=none ||
+			fail "cannot read export $m alone"
+		dev_disconnect "$one"
+	done
+	cmp "$out/$1.img" "$out/$2.img" || fail "the copies of $1 and $2 differ"
+}
 
 # The second link: rxe1 on dummy d2, as the guest set up rxe0 on d0.
 ip link add d2 type dummy && ip link set d2 mtu 4500 &&
@@ -159,27 +189,14 @@ sleep 2
 fio_verify_stop "$out"
 [[ $(dev_field "$dev" degraded) == false ]] || fail "in sync again, the mirror is still degraded"
 
-kill "$mon" 2> /dev/null
-wait "$mon" 2> /dev/null || true
-mon=
-names=$(jq -r --arg d "$dev" 'select(.name == $d) | .event' "$out/events")
-log "events: $(sort <<< "$names" | uniq -c | tr -s ' \n' ' ')"
-for e in degraded leg-back link-down live resync healthy; do
-	grep -qx -- "$e" <<< "$names" || fail "no $e event: $(tr '\n' ' ' <<< "$names")"
-done
+check_events "$out/events" "$dev" degraded leg-back link-down live resync healthy
 
 errors=$(( $(io_errors) - errors0 ))
 (( errors == 0 )) || fail "the block layer logged $errors I/O errors of $dev: $(dmesg | grep -m 2 "error, dev $dev," | tr '\n' ' ')"
 
 # Each copy alone holds the same 64M, the first 16M as written first.
 dev_disconnect "$dev"
-for m in m0 m1; do
-	one=$(dev_connect "$m")
-	dd if="/dev/$one" of="$out/$m.img" bs=1M count=64 iflag=direct status=none ||
-		fail "cannot read export $m alone"
-	dev_disconnect "$one"
-done
-cmp "$out/m0.img" "$out/m1.img" || fail "the legs' copies differ after the resync"
+same_alone m0 m1
 cmp "$out/base" <(head -c 16M "$out/m0.img") || fail "the first 16M changed"
 log "m0 and m1, each alone, hold the same 64M"
 
@@ -199,4 +216,47 @@ dd if=/dev/urandom of="/dev/$dev" bs=1M count=1 seek=48 oflag=direct status=none
 cmp "$out/base" <(dd if="/dev/$dev" bs=1M count=16 iflag=direct status=none) ||
 	fail "the first 16M differ after leg 1 failed"
 log "leg 1 failed for good with its export; the device is live"
+
+# The failed leg is replaced, while fio verifies: by export m2 (refused
+# first: a smaller export, the other leg's export, and leg 0, whose
+# only other copy is the failed one).  The whole device is copied to m2
+# and the mirror is healthy again, with no I/O error.
+target_setup m2 64M
+target_setup small 32M
+rm -f "$out"/stop "$out"/passes "$out"/fio.*
+"$RMBD_BIN" -j monitor dev > "$out/events2" 2> "$out/monitor.err" &
+mon=$!
+sleep 1
+errors0=$(io_errors)
+fio_verify_start "$dev" 16M 32M "$out"
+sleep 2
+rmbd_fails "a smaller export" dev replace "$dev" leg 1 with addr "$addr2" export small
+[[ $RMBD_ERR == *"the export is smaller than the device" ]] ||
+	fail "replace by a smaller export: '$RMBD_ERR'"
+rmbd_fails "the other leg's export" dev replace "$dev" leg 1 with addr "$RMBD_ADDR" export m0
+[[ $RMBD_ERR == *"two legs of a device on the same export" ]] ||
+	fail "replace by the other leg's export: '$RMBD_ERR'"
+rmbd_fails "the leg in sync" dev replace "$dev" leg 0 with addr "$addr2" export m2
+[[ $RMBD_ERR == *"no other leg holds every write"* ]] ||
+	fail "replace of the only leg in sync: '$RMBD_ERR'"
+[[ $(rmbd_cli -j export show small | jq '.[0].sessions') == 0 ]] ||
+	fail "a refused replace left a session on export small"
+t0=$(usec)
+rmbd_ok dev replace "$dev" leg 1 with addr "$addr2" export m2 > /dev/null
+log "leg 1 replaced by m2 in $(( ($(usec) - t0) / 1000 )) ms: $(dev_jq "$dev" '.legs[1] | "\(.state), \(.dirty) bytes to copy"')"
+t0=$(usec)
+while leg1=$(dev_jq "$dev" '.legs[1] | "\(.state) \(.export) \(.dirty)"'); [[ $leg1 != "up m2 0" ]]; do
+	(( $(usec) - t0 < 60000000 )) || fail "leg 1 is '$leg1' 60 s after the replace"
+	[[ $(dev_field "$dev" state) == live ]] || fail "the device went $(dev_field "$dev" state) during the rebuild"
+	sleep 0.2
+done
+log "m2 in sync $(( ($(usec) - t0) / 1000 )) ms later: $(dmesg | grep -o 'leg 1 in sync again.*' | tail -n 1)"
+sleep 2
+fio_verify_stop "$out"
+[[ $(dev_field "$dev" degraded) == false ]] || fail "rebuilt, the mirror is still degraded"
+check_events "$out/events2" "$dev" replaced resync healthy
+errors=$(( $(io_errors) - errors0 ))
+(( errors == 0 )) || fail "the block layer logged $errors I/O errors of $dev during the replace"
 dev_disconnect "$dev"
+same_alone m0 m2
+log "m0 and m2, each alone, hold the same 64M after the rebuild"
