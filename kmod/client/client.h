@@ -335,6 +335,8 @@ struct rmbd_c_dev {
 	bool			adding;
 	/* A leg is being replaced: not to be disconnected, nor replaced */
 	bool			replacing;
+	/* The new leg of that replace, until it is in place */
+	struct rmbd_c_leg	*new_leg;
 	unsigned long		flags;
 	/* The disk's: asked for, or the leg's export is */
 	bool			read_only;
@@ -456,8 +458,7 @@ void rmbd_c_post_batch(struct rmbd_c_queue *q);
 int rmbd_c_poll_cq(struct rmbd_c_queue *q);
 blk_status_t rmbd_c_io_prep(struct rmbd_c_queue *q, struct rmbd_c_io *io,
 			    struct request *rq, u64 idx, u64 off);
-void rmbd_c_io_queue(struct rmbd_c_queue *q, struct rmbd_c_io *io,
-		     bool last);
+void rmbd_c_io_queue(struct rmbd_c_queue *q, struct rmbd_c_io *io);
 void rmbd_c_io_unprep(struct rmbd_c_io *io);
 
 /* @req broke its session itself (RMBD_C_MAX_FAULTS); saturates. */

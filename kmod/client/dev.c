@@ -158,7 +158,15 @@ static blk_status_t rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
 	atomic_set(&req->pending, n);
 	blk_mq_start_request(rq);
 	for (i = 0; i < n; i++)
-		rmbd_c_io_queue(req->io[i]->queue, req->io[i], bd->last);
+		rmbd_c_io_queue(req->io[i]->queue, req->io[i]);
+	/*
+	 * The last of a batch posts what the batch queued on every leg:
+	 * an earlier request of it may have gone to another leg than this
+	 * one, and blk-mq calls ->commit_rqs() only when no request was
+	 * the last.
+	 */
+	if (bd->last)
+		rmbd_c_commit_rqs(hctx);
 	return BLK_STS_OK;
 }
 
@@ -630,9 +638,10 @@ static bool rmbd_c_export_taken(const char *host, const struct rmbd_c_leg *b,
 			continue;
 		if (strcmp(d->host, host))
 			continue;
-		for (i = 0; i < d->nr_legs; i++) {
-			a = d->legs[i];
-			if (a != skip && a != b &&
+		for (i = 0; i <= d->nr_legs; i++) {
+			/* and the leg a replace is setting up */
+			a = i < d->nr_legs ? d->legs[i] : d->new_leg;
+			if (a && a != skip && a != b &&
 			    !strcmp(a->export_name, b->export_name) &&
 			    rmbd_c_same_addr(&a->addr, &b->addr))
 				return true;
@@ -1044,6 +1053,8 @@ static int rmbd_c_leg_fits(struct rmbd_c_dev *dev, struct rmbd_c_leg *leg,
 {
 	struct request_queue *q = dev->disk->queue;
 	u64 max_io = (u64)queue_max_hw_sectors(q) << SECTOR_SHIFT;
+	/* A virtual boundary lifts the segment size: a request is one. */
+	u64 seg = queue_virt_boundary(q) ? max_io : queue_max_segment_size(q);
 
 	if (leg->size < dev->size) {
 		*why = "the export is smaller than the device";
@@ -1054,7 +1065,7 @@ static int rmbd_c_leg_fits(struct rmbd_c_dev *dev, struct rmbd_c_leg *leg,
 		return -EXDEV;
 	}
 	if (leg->max_segs < dev->max_segs || leg->req_wrs > dev->req_wrs ||
-	    leg->max_seg_size < queue_max_segment_size(q)) {
+	    leg->max_seg_size < seg) {
 		*why = "the RDMA device takes fewer segments per request than the device was created with";
 		return -EXDEV;
 	}
@@ -1070,39 +1081,126 @@ static int rmbd_c_leg_fits(struct rmbd_c_dev *dev, struct rmbd_c_leg *leg,
 	return 0;
 }
 
+/* Whether a leg of @dev but leg @i is up and holds every write. */
+static bool rmbd_c_other_in_sync(struct rmbd_c_dev *dev, unsigned int i)
+{
+	struct rmbd_c_leg *leg;
+	unsigned int j;
+
+	for (j = 0; j < dev->nr_legs; j++) {
+		leg = dev->legs[j];
+		if (j != i && test_bit(RMBD_C_LEG_UP, &leg->flags) &&
+		    test_bit(RMBD_C_LEG_IN_SYNC, &leg->flags) &&
+		    !test_bit(RMBD_C_LEG_FAILED, &leg->flags))
+			return true;
+	}
+	return false;
+}
+
 /*
  * Put @leg, up and its recovery_lock held, in the place of leg @i of
- * @dev, whose session goes: with the disk's queue frozen, so that no
- * request is on the old leg's queues or looks at the legs meanwhile.
- * The old leg stays on dev->retired.
+ * @dev, whose session goes; -ENODATA, with nothing changed, when no other
+ * leg is up and in sync by then.  In a memalloc_noio scope: while the
+ * disk's queue is frozen, reclaim must not write to it.
  */
-static void rmbd_c_leg_swap(struct rmbd_c_dev *dev, unsigned int i,
-			    struct rmbd_c_leg *leg)
+static int rmbd_c_leg_swap(struct rmbd_c_dev *dev, unsigned int i,
+			   struct rmbd_c_leg *leg)
 {
 	struct rmbd_c_leg *old = dev->legs[i];
 	struct request_queue *q = dev->disk->queue;
+	bool ok;
 
 	/*
-	 * Its reconnect (which may hold the lock for long) before the
-	 * freeze: I/O goes on meanwhile over the other legs.  Then what
-	 * is posted on it is flushed, and goes to them.
+	 * Its reconnect (which may hold the lock for long) is waited out
+	 * before anything stops: I/O goes on over the other legs.
 	 */
 	mutex_lock_nested(&old->recovery_lock, 1);
-	set_bit(RMBD_C_LEG_FAILED, &old->flags);
+	mutex_lock(&rmbd_c_mutex);
+	ok = rmbd_c_other_in_sync(dev, i);
+	if (ok) {
+		set_bit(RMBD_C_LEG_FAILED, &old->flags);
+		old->stopping = true;
+	}
+	mutex_unlock(&rmbd_c_mutex);
+	if (!ok) {
+		mutex_unlock(&old->recovery_lock);
+		return -ENODATA;
+	}
+	/*
+	 * What is posted on it is flushed, and what no completion covers
+	 * swept: its requests complete over the other legs.  Then the
+	 * freeze waits for the requests in flight only, and no request
+	 * looks at dev->legs[] while it changes.
+	 */
 	rmbd_c_leg_lost(old);
 	rmbd_c_leg_halt(old);
+	blk_mq_quiesce_queue(q);
+	rmbd_c_leg_flush(old);
+	blk_mq_unquiesce_queue(q);
 	blk_mq_freeze_queue(q);
-	rmbd_c_leg_stop(old);
-	mutex_lock(&rmbd_c_mutex);
+	/*
+	 * Not under rmbd_c_mutex, which a dump holds while it allocates:
+	 * a dump sees one leg or the other, and the old one stays.
+	 */
+	WRITE_ONCE(dev->legs[i], leg);
 	list_add_tail(&old->retired_entry, &dev->retired);
-	dev->legs[i] = leg;
-	mutex_unlock(&rmbd_c_mutex);
 	blk_mq_unfreeze_queue(q);
+	rmbd_c_leg_stop(old);
 	rmbd_c_recovery_unlock(old);
 	cancel_work_sync(&old->err_work);
 	cancel_delayed_work_sync(&old->reconnect_work);
-	bitmap_free(old->dirty);
-	old->dirty = NULL;
+	return 0;
+}
+
+/*
+ * The checks before a replace: the device live, leg @i there, and another
+ * leg up and in sync to copy from.  Called with rmbd_c_mutex held.
+ */
+static int rmbd_c_replace_ok(struct rmbd_c_dev *dev, unsigned int i,
+			     const char **why)
+{
+	if (dev->state != RMBD_DEV_STATE_LIVE) {
+		*why = "the device is not live";
+		return -EIO;
+	}
+	if (i >= dev->nr_legs) {
+		*why = "the device has no such leg";
+		return -ENOENT;
+	}
+	if (!rmbd_c_other_in_sync(dev, i)) {
+		*why = "no other leg is up and holds every write: the new leg would have nothing to copy from";
+		return -ENODATA;
+	}
+	return 0;
+}
+
+/* The new leg of a replace, up to where it is swapped in. */
+static int rmbd_c_replace_start(struct rmbd_c_dev *dev, unsigned int i,
+				struct rmbd_c_leg *leg, const char **why)
+{
+	int ret;
+
+	/* Claimed: a connect or replace elsewhere sees it as in use. */
+	mutex_lock(&rmbd_c_mutex);
+	ret = !dev->shared && rmbd_c_export_taken(dev->host, leg, dev->legs[i]);
+	if (!ret)
+		dev->new_leg = leg;
+	mutex_unlock(&rmbd_c_mutex);
+	if (ret) {
+		*why = "export already connected here; disconnect it or connect shared";
+		return -EEXIST;
+	}
+	leg->dirty = bitmap_alloc(dev->nr_regions, GFP_KERNEL);
+	if (!leg->dirty) {
+		*why = "could not allocate the leg's dirty map";
+		return -ENOMEM;
+	}
+	/* Everything is to be copied to it. */
+	bitmap_fill(leg->dirty, dev->nr_regions);
+	ret = rmbd_c_leg_start(leg, why);
+	if (!ret)
+		ret = rmbd_c_leg_fits(dev, leg, why);
+	return ret;
 }
 
 /**
@@ -1120,37 +1218,25 @@ int rmbd_c_dev_replace(int index, unsigned int i,
 		       const struct rmbd_c_leg_args *la, const char **why)
 {
 	struct rmbd_c_connect_args args = { };
-	struct rmbd_c_leg *leg, *old;
+	struct rmbd_c_leg *leg;
 	struct rmbd_c_dev *dev;
-	unsigned int j;
+	unsigned int j, noio;
 	int ret;
 
 	dev = rmbd_c_dev_find_idle(index, &ret, why);
 	if (!dev)
 		return ret;
-	if (dev->state != RMBD_DEV_STATE_LIVE) {
-		*why = "the device is not live";
-		ret = -EIO;
-		goto out_unlock;
-	}
-	if (i >= dev->nr_legs) {
-		*why = "the device has no such leg";
-		ret = -ENOENT;
-		goto out_unlock;
-	}
-	for (j = 0; j < dev->nr_legs; j++)
-		if (j != i &&
-		    test_bit(RMBD_C_LEG_IN_SYNC, &dev->legs[j]->flags))
-			break;
-	if (j == dev->nr_legs) {
-		*why = "no other leg holds every write: the new leg would have nothing to copy from";
-		ret = -ENODATA;
-		goto out_unlock;
+	ret = rmbd_c_replace_ok(dev, i, why);
+	if (ret) {
+		mutex_unlock(&rmbd_c_mutex);
+		return ret;
 	}
 	dev->replacing = true;
 	kref_get(&dev->ref);
 	mutex_unlock(&rmbd_c_mutex);
 
+	/* The disk may be swap: reclaim must not wait for its I/O here. */
+	noio = memalloc_noio_save();
 	args.shared = dev->shared;
 	args.read_only = dev->read_only;
 	args.secret = dev->secret;
@@ -1160,7 +1246,6 @@ int rmbd_c_dev_replace(int index, unsigned int i,
 		ret = PTR_ERR(leg);
 		goto out_done;
 	}
-	old = dev->legs[i];
 	for (j = 0; j < dev->nr_legs; j++) {
 		if (j != i &&
 		    !strcmp(leg->export_name, dev->legs[j]->export_name) &&
@@ -1170,28 +1255,22 @@ int rmbd_c_dev_replace(int index, unsigned int i,
 			goto out_free;
 		}
 	}
-	mutex_lock(&rmbd_c_mutex);
-	ret = !dev->shared && rmbd_c_export_taken(dev->host, leg, old);
-	mutex_unlock(&rmbd_c_mutex);
-	if (ret) {
-		*why = "export already connected here; disconnect it or connect shared";
-		ret = -EEXIST;
-		goto out_free;
-	}
-	leg->dirty = bitmap_alloc(dev->nr_regions, GFP_KERNEL);
-	if (!leg->dirty) {
-		*why = "could not allocate the leg's dirty map";
-		ret = -ENOMEM;
-		goto out_free;
-	}
-	/* Everything is to be copied to it. */
-	bitmap_fill(leg->dirty, dev->nr_regions);
-
 	/* Its recovery waits for it to be in place (as at connect). */
 	mutex_lock(&leg->recovery_lock);
-	ret = rmbd_c_leg_start(leg, why);
-	if (!ret)
-		ret = rmbd_c_leg_fits(dev, leg, why);
+	ret = rmbd_c_replace_start(dev, i, leg, why);
+	if (!ret) {
+		rmbd_c_keepalive_start(leg);
+		/* No resync looks at the legs while they change. */
+		set_bit(RMBD_C_DEV_NO_RESYNC, &dev->flags);
+		cancel_work_sync(&dev->resync_work);
+		ret = rmbd_c_leg_swap(dev, i, leg);
+		clear_bit(RMBD_C_DEV_NO_RESYNC, &dev->flags);
+		if (ret)
+			*why = "no other leg is up and holds every write any more";
+	}
+	mutex_lock(&rmbd_c_mutex);
+	dev->new_leg = NULL;
+	mutex_unlock(&rmbd_c_mutex);
 	if (ret) {
 		/* Its error work, if any, must not reconnect it. */
 		set_bit(RMBD_C_LEG_FAILED, &leg->flags);
@@ -1199,34 +1278,24 @@ int rmbd_c_dev_replace(int index, unsigned int i,
 		rmbd_c_recovery_unlock(leg);
 		cancel_work_sync(&leg->err_work);
 		cancel_delayed_work_sync(&leg->reconnect_work);
+		rmbd_c_resync_start(dev);
 		goto out_free;
 	}
-	/* No resync looks at the legs while they change. */
-	set_bit(RMBD_C_DEV_NO_RESYNC, &dev->flags);
-	cancel_work_sync(&dev->resync_work);
-	rmbd_c_leg_swap(dev, i, leg);
-	clear_bit(RMBD_C_DEV_NO_RESYNC, &dev->flags);
 	pr_info("rmbd%d: leg %u replaced: now %llu bytes of %s on %pISpc\n",
 		dev->index, i, leg->size, leg->export_name, &leg->addr);
-	if (test_bit(RMBD_C_LEG_UP, &leg->flags))
-		rmbd_c_keepalive_start(leg);
 	rmbd_c_recovery_unlock(leg);
 	rmbd_c_notify(dev, RMBD_DEV_EVENT_REPLACED);
 	rmbd_c_resync_start(dev);
-	ret = 0;
 	goto out_done;
 
 out_free:
 	rmbd_c_leg_free(leg);
 out_done:
+	memalloc_noio_restore(noio);
 	mutex_lock(&rmbd_c_mutex);
 	dev->replacing = false;
 	mutex_unlock(&rmbd_c_mutex);
 	rmbd_c_dev_put(dev);
-	return ret;
-
-out_unlock:
-	mutex_unlock(&rmbd_c_mutex);
 	return ret;
 }
 

@@ -1011,9 +1011,12 @@ void rmbd_c_leg_teardown(struct rmbd_c_leg *leg)
  */
 void rmbd_c_leg_stop(struct rmbd_c_leg *leg)
 {
-	mutex_lock(&rmbd_c_mutex);
-	leg->stopping = true;
-	mutex_unlock(&rmbd_c_mutex);
+	/* Set once, under rmbd_c_mutex: a replace may have set it. */
+	if (!leg->stopping) {
+		mutex_lock(&rmbd_c_mutex);
+		leg->stopping = true;
+		mutex_unlock(&rmbd_c_mutex);
+	}
 	rmbd_c_leg_teardown(leg);
 	kfree(leg->queues);
 	leg->queues = NULL;

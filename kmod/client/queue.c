@@ -877,9 +877,11 @@ blk_status_t rmbd_c_io_prep(struct rmbd_c_queue *q, struct rmbd_c_io *io,
 	return BLK_STS_OK;
 }
 
-/* Queue the work requests of started @io; post them if @last. */
-void rmbd_c_io_queue(struct rmbd_c_queue *q, struct rmbd_c_io *io,
-		     bool last)
+/*
+ * Queue the work requests of started @io, for rmbd_c_post_batch() at the
+ * end of the dispatch batch.
+ */
+void rmbd_c_io_queue(struct rmbd_c_queue *q, struct rmbd_c_io *io)
 {
 	unsigned long flags;
 
@@ -893,6 +895,4 @@ void rmbd_c_io_queue(struct rmbd_c_queue *q, struct rmbd_c_io *io,
 				entry)->wr.wr.next = io->head;
 	list_add_tail(&io->entry, &q->batch);
 	spin_unlock_irqrestore(&q->lock, flags);
-	if (last)
-		rmbd_c_post_batch(q);
 }

@@ -24,7 +24,7 @@ source "$(dirname "$0")/lib.sh"
 require_rmbd
 command -v fio > /dev/null || skip "fio not installed"
 
-addr2=10.201.0.1
+addr2=$RMBD_ADDR2
 out=/run/rmbd-mirror
 rm -rf "$out"
 mkdir -p "$out"
@@ -36,9 +36,7 @@ cleanup() {
 	ip link set d2 up 2> /dev/null || true
 	echo 0 > /sys/module/rmbd_client/parameters/resync_rate 2> /dev/null || true
 	rmbd_reset > /dev/null 2>&1 || true
-	rdma link del rxe1 2> /dev/null || true
-	ip link del d2 2> /dev/null || true
-	true
+	second_link_del
 }
 trap cleanup EXIT
 
@@ -58,27 +56,22 @@ check_events() {	# FILE DEV EVENT...
 }
 
 # Each export connected alone (after DEV is gone) holds the same 64M.
-same_alone() {	# EXPORT EXPORT
+same_alone() {	# EXPORT EXPORT...
 	local m one
 	for m in "$@"; do
 		one=$(dev_connect "$m")
 		dd if="/dev/$one" of="$out/$m.img" bs=1M count=64 iflag=direct status=none ||
 			fail "cannot read export $m alone"
 		dev_disconnect "$one"
+		cmp "$out/$1.img" "$out/$m.img" || fail "the copies of $1 and $m differ"
 	done
-	cmp "$out/$1.img" "$out/$2.img" || fail "the copies of $1 and $2 differ"
 }
-
-# The second link: rxe1 on dummy d2, as the guest set up rxe0 on d0.
-ip link add d2 type dummy && ip link set d2 mtu 4500 &&
-	ip addr add "$addr2/24" dev d2 && ip link set d2 up &&
-	rdma link add rxe1 type rxe netdev d2 || fail "cannot set up rxe1 on d2"
 
 resync_rate=/sys/module/rmbd_client/parameters/resync_rate
 echo 1 > "$resync_rate" || fail "cannot throttle the resync"
 target_setup m0 64M
 target_setup m1 96M
-rmbd_ok listener add "$addr2" > /dev/null
+second_link_add
 
 # Connect: both legs up, the device as large as the smaller export.
 dev=$(rmbd_ok dev connect addr "$RMBD_ADDR" export m0 addr "$addr2" export m1 \
@@ -237,7 +230,7 @@ rmbd_fails "the other leg's export" dev replace "$dev" leg 1 with addr "$RMBD_AD
 [[ $RMBD_ERR == *"two legs of a device on the same export" ]] ||
 	fail "replace by the other leg's export: '$RMBD_ERR'"
 rmbd_fails "the leg in sync" dev replace "$dev" leg 0 with addr "$addr2" export m2
-[[ $RMBD_ERR == *"no other leg holds every write"* ]] ||
+[[ $RMBD_ERR == *"no other leg is up and holds every write"* ]] ||
 	fail "replace of the only leg in sync: '$RMBD_ERR'"
 [[ $(rmbd_cli -j export show small | jq '.[0].sessions') == 0 ]] ||
 	fail "a refused replace left a session on export small"
@@ -257,6 +250,25 @@ fio_verify_stop "$out"
 check_events "$out/events2" "$dev" replaced resync healthy
 errors=$(( $(io_errors) - errors0 ))
 (( errors == 0 )) || fail "the block layer logged $errors I/O errors of $dev during the replace"
+
+# Then leg 1's link goes down for good: the leg reconnects in vain until
+# it is replaced by export m3, reached over the first link.
+target_setup m3 64M
+ip link set d2 down
+t0=$(usec)
+while leg1=$(dev_jq "$dev" '.legs[1].state'); [[ $leg1 != down ]]; do
+	(( $(usec) - t0 < 20000000 )) || fail "leg 1 is '$leg1' 20 s after its link went down"
+	sleep 0.1
+done
+sleep 2
+rmbd_ok dev replace "$dev" leg 1 with addr "$RMBD_ADDR" export m3 > /dev/null
+t0=$(usec)
+while leg1=$(dev_jq "$dev" '.legs[1] | "\(.state) \(.export) \(.dirty)"'); [[ $leg1 != "up m3 0" ]]; do
+	(( $(usec) - t0 < 60000000 )) || fail "leg 1 is '$leg1' 60 s after its replace"
+	sleep 0.2
+done
+log "leg 1, its link down, replaced by m3 over the first link: in sync $(( ($(usec) - t0) / 1000 )) ms later"
+ip link set d2 up
 dev_disconnect "$dev"
-same_alone m0 m2
-log "m0 and m2, each alone, hold the same 64M after the rebuild"
+same_alone m0 m2 m3
+log "m0, m2 and m3, each alone, hold the same 64M after the rebuilds"

@@ -222,6 +222,23 @@ link_up() {
 	[[ $RMBD_TRANSPORT != siw ]] || ip addr replace "$RMBD_ADDR/24" dev "$RMBD_NETDEV"
 }
 
+# A second soft-RoCE link for a mirror's second target: rxe1 on a dummy
+# d2 with RMBD_ADDR2, as the guest set up rxe0 on d0, and a listener
+# there.  second_link_del removes it (in a test's cleanup).
+RMBD_ADDR2=10.201.0.1
+second_link_add() {
+	ip link add d2 type dummy && ip link set d2 mtu 4500 &&
+		ip addr add "$RMBD_ADDR2/24" dev d2 && ip link set d2 up &&
+		rdma link add rxe1 type rxe netdev d2 ||
+		fail "cannot set up rxe1 on d2"
+	rmbd_ok listener add "$RMBD_ADDR2" > /dev/null
+}
+second_link_del() {
+	rdma link del rxe1 2> /dev/null
+	ip link del d2 2> /dev/null
+	true
+}
+
 # Wait up to 10 s for the test's RDMA port to be ACTIVE again.
 wait_live_link() {
 	local i
