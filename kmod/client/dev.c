@@ -1100,7 +1100,8 @@ static bool rmbd_c_other_in_sync(struct rmbd_c_dev *dev, unsigned int i)
 /*
  * Put @leg, up and its recovery_lock held, in the place of leg @i of
  * @dev, whose session goes; -ENODATA, with nothing changed, when no other
- * leg is up and in sync by then.  In a memalloc_noio scope: while the
+ * leg is up and in sync by then.  The caller cancels the old leg's works,
+ * once it dropped @leg's recovery_lock (which they take, for their leg).  In a memalloc_noio scope: while the
  * disk's queue is frozen, reclaim must not write to it.
  */
 static int rmbd_c_leg_swap(struct rmbd_c_dev *dev, unsigned int i,
@@ -1147,8 +1148,6 @@ static int rmbd_c_leg_swap(struct rmbd_c_dev *dev, unsigned int i,
 	blk_mq_unfreeze_queue(q);
 	rmbd_c_leg_stop(old);
 	rmbd_c_recovery_unlock(old);
-	cancel_work_sync(&old->err_work);
-	cancel_delayed_work_sync(&old->reconnect_work);
 	return 0;
 }
 
@@ -1218,7 +1217,7 @@ int rmbd_c_dev_replace(int index, unsigned int i,
 		       const struct rmbd_c_leg_args *la, const char **why)
 {
 	struct rmbd_c_connect_args args = { };
-	struct rmbd_c_leg *leg;
+	struct rmbd_c_leg *leg, *old;
 	struct rmbd_c_dev *dev;
 	unsigned int j, noio;
 	int ret;
@@ -1256,6 +1255,7 @@ int rmbd_c_dev_replace(int index, unsigned int i,
 		}
 	}
 	/* Its recovery waits for it to be in place (as at connect). */
+	old = dev->legs[i];
 	mutex_lock(&leg->recovery_lock);
 	ret = rmbd_c_replace_start(dev, i, leg, why);
 	if (!ret) {
@@ -1284,6 +1284,9 @@ int rmbd_c_dev_replace(int index, unsigned int i,
 	pr_info("rmbd%d: leg %u replaced: now %llu bytes of %s on %pISpc\n",
 		dev->index, i, leg->size, leg->export_name, &leg->addr);
 	rmbd_c_recovery_unlock(leg);
+	/* It is stopping: nothing queues them again. */
+	cancel_work_sync(&old->err_work);
+	cancel_delayed_work_sync(&old->reconnect_work);
 	rmbd_c_notify(dev, RMBD_DEV_EVENT_REPLACED);
 	rmbd_c_resync_start(dev);
 	goto out_done;

@@ -47,9 +47,11 @@ mkdir -p "$cg"
 echo "${limit}M" > "$cg/memory.max"
 [[ ! -f $cg/memory.swap.max ]] || echo max > "$cg/memory.swap.max"
 
-target_setup s0 256M
-target_setup s1 256M
-target_setup s2 256M
+# The exports: twice the working set, half on the debug kernel too.
+size=$(rounds 256 128)M
+target_setup s0 "$size"
+target_setup s1 "$size"
+target_setup s2 "$size"
 second_link_add
 dev=$(rmbd_ok dev connect addr "$RMBD_ADDR" export s0 addr "$RMBD_ADDR2" export s1 \
 	reconnect_delay 1 loss_timeout 120 | tail -n 1)
@@ -81,9 +83,11 @@ wait_swapout() {	# MIB
 	done
 }
 
-# Wait for swapverify TAG: clean, no OOM kill.
+# Wait for swapverify TAG (at most 300 s): clean, no OOM kill.
 sv_check() {	# TAG WHAT
 	local rc=0
+	# About a minute here, on either kernel: a stall of minutes is a hang.
+	wait_exit "$sv" 300 "$2: swapverify still runs after 300 s: $(tail -n 3 "/tmp/sv-$1" | tr '\n' ' ')"
 	wait "$sv" || rc=$?
 	sed 's/^/  /' "/tmp/sv-$1"
 	(( rc == 0 )) || fail "$2: swapverify exited with $rc$( (( rc > 128 )) && echo " (signal $(( rc - 128 )))")"
@@ -112,7 +116,7 @@ wait_swapout $(( (ws - limit) / 2 ))
 rmbd_ok dev replace "$dev" leg 1 with addr "$RMBD_ADDR" export s2 > /dev/null
 t0=$(usec)
 while leg1=$(dev_jq "$dev" '.legs[1] | "\(.state) \(.dirty)"'); [[ $leg1 != "up 0" ]]; do
-	(( $(usec) - t0 < 120000000 )) || fail "leg 1 is '$leg1' 120 s after its replace"
+	(( $(usec) - t0 < 240000000 )) || fail "leg 1 is '$leg1' 240 s after its replace"
 	[[ $(dev_field "$dev" state) == live ]] || fail "the device went $(dev_field "$dev" state) during the rebuild"
 	sleep 0.2
 done
