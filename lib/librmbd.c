@@ -819,6 +819,10 @@ static int rmbd_parse_dev_info(struct nlattr **tb, void *arg)
 	d->read_only = tb[RMBD_CLIENT_ATTR_READ_ONLY] != NULL;
 	if (tb[RMBD_CLIENT_ATTR_LAYOUT])
 		d->layout = nla_get_u8(tb[RMBD_CLIENT_ATTR_LAYOUT]);
+	if (tb[RMBD_CLIENT_ATTR_COPIES])
+		d->copies = nla_get_u8(tb[RMBD_CLIENT_ATTR_COPIES]);
+	if (tb[RMBD_CLIENT_ATTR_EXTENT_SIZE])
+		d->extent_size = nla_get_u64(tb[RMBD_CLIENT_ATTR_EXTENT_SIZE]);
 	if (tb[RMBD_CLIENT_ATTR_LEGS]) {
 		struct nlattr *a;
 		int rem;
@@ -912,6 +916,8 @@ static int rmbd_put_connect_opts(struct nl_msg *msg,
 	}
 	if (!ret && opts->layout)
 		ret = nla_put_u8(msg, RMBD_CLIENT_ATTR_LAYOUT, opts->layout);
+	if (!ret && opts->copies)
+		ret = nla_put_u8(msg, RMBD_CLIENT_ATTR_COPIES, opts->copies);
 	if (!ret && opts->nr_io_queues)
 		ret = nla_put_u32(msg, RMBD_CLIENT_ATTR_NR_IO_QUEUES,
 				  opts->nr_io_queues);
@@ -1147,6 +1153,8 @@ const char *rmbd_layout_name(uint8_t layout)
 	switch (layout) {
 	case RMBD_LAYOUT_MIRROR:
 		return "mirror";
+	case RMBD_LAYOUT_POOL:
+		return "pool";
 	default:
 		return "unknown";
 	}

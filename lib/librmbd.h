@@ -165,6 +165,10 @@ struct rmbd_dev_info {
 	uint32_t nr_legs;
 	struct rmbd_leg_info legs[RMBD_DEV_MAX_LEGS];
 	uint8_t layout;			/* enum rmbd_layout; 0: unknown */
+	/* Legs that hold each extent (a mirror: all); 0: unknown */
+	uint8_t copies;
+	/* Bytes of an extent, the unit of placement; 0: unknown */
+	uint64_t extent_size;
 };
 
 /* Where a leg of a device goes */
@@ -204,11 +208,13 @@ struct rmbd_connect_opts {
 	 * A device over several targets: nr_legs (1..RMBD_MAX_LEGS) legs,
 	 * on distinct exports, laid out as layout says (0:
 	 * RMBD_LAYOUT_MIRROR); addr, port and export_name then unset.  A
-	 * refusal's message then names the leg it is about.
+	 * refusal's message then names the leg it is about.  copies: of
+	 * each extent, RMBD_LAYOUT_POOL only (0: 2).
 	 */
 	const struct rmbd_leg_opts *legs;
 	unsigned int nr_legs;
 	uint8_t layout;
+	uint8_t copies;
 };
 
 /*
@@ -252,8 +258,16 @@ int rmbd_dev_get(struct rmbd_ctx *ctx, uint32_t index,
  * otherwise.
  */
 const char *rmbd_dev_state_name(uint8_t state);
-/* "mirror"; "unknown" otherwise. */
+/* "mirror", "pool"; "unknown" otherwise. */
 const char *rmbd_layout_name(uint8_t layout);
+/*
+ * Where copy k (below d->copies) of extent e of device d lies: its leg's
+ * index and the byte offset on that leg (enum rmbd_layout's placement).
+ * -EINVAL when d's layout, copies or extent size are unknown, or k or e
+ * out of range.
+ */
+int rmbd_dev_place(const struct rmbd_dev_info *d, uint64_t e, unsigned int k,
+		   uint32_t *leg, uint64_t *offset);
 /* "down", "up", "stale", "failed"; "unknown" otherwise. */
 const char *rmbd_leg_state_name(uint8_t state);
 

@@ -259,3 +259,26 @@ int rmbd_secret_generate(uint8_t *buf, size_t len)
 		return -errno ? -errno : -EIO;
 	return 0;
 }
+
+int rmbd_dev_place(const struct rmbd_dev_info *d, uint64_t e, unsigned int k,
+		   uint32_t *leg, uint64_t *offset)
+{
+	uint64_t i;
+
+	if (!d->nr_legs || !d->copies || d->copies > d->nr_legs ||
+	    k >= d->copies || !d->extent_size ||
+	    (d->extent_size & (d->extent_size - 1)) ||
+	    e >= d->size / d->extent_size)
+		return -EINVAL;
+	if (d->layout == RMBD_LAYOUT_MIRROR) {
+		*leg = k;
+		*offset = e * d->extent_size;
+		return 0;
+	}
+	if (d->layout != RMBD_LAYOUT_POOL)
+		return -EINVAL;
+	i = e * d->copies + k;
+	*leg = i % d->nr_legs;
+	*offset = i / d->nr_legs * d->extent_size;
+	return 0;
+}

@@ -42,6 +42,65 @@ static void print_leg(const struct rmbd_leg_info *l)
 	print_close_object();
 }
 
+/*
+ * Where a pool's extents lie (with -d): the first extents until the
+ * pattern repeats, each with its legs and the byte offset there.  Extent
+ * e + P * j (P of them in the pattern) is on the same legs as extent e,
+ * P * R / N extents further on each.
+ */
+static void print_placement(const struct rmbd_dev_info *d)
+{
+	uint64_t e, period, extents, offset;
+	uint32_t leg, a = d->copies, b = d->nr_legs, t;
+	unsigned int k;
+
+	if (d->layout != RMBD_LAYOUT_POOL || !d->extent_size || !d->copies)
+		return;
+	while (b) {
+		t = a % b;
+		a = b;
+		b = t;
+	}
+	extents = d->size / d->extent_size;
+	period = d->nr_legs / a;
+	if (period > extents)
+		period = extents;
+	if (!print_is_json())
+		fputs("    placement: ", stdout);
+	print_open_object_key("placement");
+	print_u64(PRINT_ANY, "extent_size", "extent %" PRIu64, d->extent_size);
+	print_u64(PRINT_ANY, "extents", "extents %" PRIu64, extents);
+	print_u64(PRINT_ANY, "period", "repeat every %" PRIu64, period);
+	print_u64(PRINT_ANY, "period_leg_bytes", "advancing %" PRIu64,
+		  period * d->copies / d->nr_legs * d->extent_size);
+	if (!print_is_json())
+		print_close_object();
+	print_open_array_key("pattern");
+	for (e = 0; e < period; e++) {
+		if (!print_is_json())
+			fputs("      ", stdout);
+		print_open_object();
+		print_u64(PRINT_ANY, "extent", "extent %" PRIu64, e);
+		print_u64(PRINT_ANY, "start", "at %" PRIu64, e * d->extent_size);
+		print_open_array_key("copies");
+		for (k = 0; k < d->copies; k++) {
+			if (rmbd_dev_place(d, e, k, &leg, &offset))
+				break;
+			if (print_is_json())
+				print_open_object();
+			print_u64(PRINT_ANY, "leg", "leg %" PRIu64, leg);
+			print_u64(PRINT_ANY, "offset", "offset %" PRIu64, offset);
+			if (print_is_json())
+				print_close_object();
+		}
+		print_close_array();
+		print_close_object();
+	}
+	print_close_array();
+	if (print_is_json())
+		print_close_object();
+}
+
 void print_legs(const struct rmbd_dev_info *d)
 {
 	uint32_t i;
@@ -99,23 +158,29 @@ static void print_dev(const struct rmbd_dev_info *d)
 	/* A device of one leg has no copies to speak of, in text */
 	print_string(d->nr_legs > 1 ? PRINT_ANY : PRINT_JSON, "layout",
 		     "layout %s", rmbd_layout_name(d->layout));
+	print_u64(d->layout == RMBD_LAYOUT_POOL ? PRINT_ANY : PRINT_JSON,
+		  "copies", "copies %" PRIu64, d->copies);
 	print_u64(d->nr_legs > 1 ? PRINT_TEXT : PRINT_JSON, NULL,
 		  "legs %" PRIu64, d->nr_legs);
 	print_bool(PRINT_ANY, "degraded", "degraded", dev_degraded(d));
 	if (print_is_json()) {
 		print_legs(d);
+		print_placement(d);
 		print_close_object();
 	} else {
 		print_close_object();
-		if (opt.details)
+		if (opt.details) {
 			print_legs(d);
+			print_placement(d);
+		}
 	}
 }
 
 static void dev_help(FILE *f)
 {
 	fprintf(f,
-		"Usage: rmbd dev connect LEG [ LEG ... ] [ layout mirror ]\n"
+		"Usage: rmbd dev connect LEG [ LEG ... ]\n"
+		"                        [ layout { mirror | pool [ copies R ] } ]\n"
 		"                        [ queues N ] [ pollq N ] [ depth N ]\n"
 		"                        [ reconnect_delay SECONDS ] "
 		"[ loss_timeout SECONDS ]\n"
@@ -132,7 +197,11 @@ static void dev_help(FILE *f)
 		"       LEG: a target's export; with several (at most %d), "
 		"each holds a copy\n"
 		"            of the device (layout mirror): the device lives "
-		"on while one is up\n"
+		"on while one is up;\n"
+		"            or (layout pool) the device is cut into extents "
+		"(the smallest\n"
+		"            slab size), each held by R legs (copies, 1 to the "
+		"legs, default 2)\n"
 		"       queues: 1-%d, default one per online CPU\n"
 		"       pollq: polled queues for io_uring hipri, 0-%d, default 0\n"
 		"       depth: 1-%d, default %d\n"
@@ -164,7 +233,7 @@ static void dev_help(FILE *f)
 enum {
 	KW_ADDR, KW_EXPORT, KW_PORT, KW_QUEUES, KW_DEPTH, KW_POLLQ,
 	KW_RECONNECT_DELAY, KW_LOSS_TIMEOUT, KW_SHARED, KW_HOST, KW_SECRET,
-	KW_READ_ONLY, KW_LAYOUT,
+	KW_READ_ONLY, KW_LAYOUT, KW_COPIES,
 };
 
 /*
@@ -255,6 +324,7 @@ static int dev_connect(int argc, char **argv)
 		[KW_SECRET] = { .name = "secret-file", .has_value = true },
 		[KW_READ_ONLY] = { .name = "read_only" },
 		[KW_LAYOUT] = { .name = "layout", .has_value = true },
+		[KW_COPIES] = { .name = "copies", .has_value = true },
 		{ }
 	};
 	struct rmbd_leg_opts legs[RMBD_MAX_LEGS] = { { 0 } };
@@ -314,10 +384,23 @@ static int dev_connect(int argc, char **argv)
 				   kw[KW_HOST].value);
 	o.host = kw[KW_HOST].value;
 	if (kw[KW_LAYOUT].seen) {
-		if (strcmp(kw[KW_LAYOUT].value, "mirror"))
-			return usage_error("invalid layout '%s' (mirror)",
+		if (!strcmp(kw[KW_LAYOUT].value, "mirror"))
+			o.layout = RMBD_LAYOUT_MIRROR;
+		else if (!strcmp(kw[KW_LAYOUT].value, "pool"))
+			o.layout = RMBD_LAYOUT_POOL;
+		else
+			return usage_error("invalid layout '%s' (mirror, pool)",
 					   kw[KW_LAYOUT].value);
-		o.layout = RMBD_LAYOUT_MIRROR;
+	}
+	if (kw[KW_COPIES].seen) {
+		unsigned int copies;
+
+		if (o.layout != RMBD_LAYOUT_POOL)
+			return usage_error("copies belongs to layout pool");
+		if (parse_uint(kw[KW_COPIES].value, 1, nr_legs, &copies))
+			return usage_error("invalid copies '%s' (1-%u, the legs)",
+					   kw[KW_COPIES].value, nr_legs);
+		o.copies = copies;
 	}
 	if (kw[KW_SECRET].seen) {
 		ret = read_secret_kw(&kw[KW_SECRET], secret, &secret_len);

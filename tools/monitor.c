@@ -73,6 +73,8 @@ static void print_dev_event(const struct rmbd_event *ev)
 	print_u64(print_detail(), "slab_size", "slab %" PRIu64, d->slab_size);
 	print_string(d->nr_legs > 1 ? print_detail() : PRINT_JSON, "layout",
 		     "layout %s", rmbd_layout_name(d->layout));
+	print_u64(d->layout == RMBD_LAYOUT_POOL ? print_detail() : PRINT_JSON,
+		  "copies", "copies %" PRIu64, d->copies);
 	print_u64(d->nr_legs > 1 && opt.details ? PRINT_TEXT : PRINT_JSON,
 		  NULL, "legs %" PRIu64, d->nr_legs);
 	print_bool(print_detail(), "degraded", "degraded", dev_degraded(d));

@@ -132,6 +132,19 @@ void print_open_array_key(const char *key)
 	pr.first[pr.depth] = true;
 }
 
+void print_open_object_key(const char *key)
+{
+	if (!pr.json) {
+		pr.text_first = true;
+		return;
+	}
+	json_key(key);
+	putchar('{');
+	if (pr.depth < PRINT_MAX_DEPTH)
+		pr.depth++;
+	pr.first[pr.depth] = true;
+}
+
 void print_close_array(void)
 {
 	if (pr.json)

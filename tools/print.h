@@ -23,6 +23,11 @@ void print_open_array(void);
 void print_close_array(void);
 /* JSON only: "key": [ inside an object; print_close_array() ends it. */
 void print_open_array_key(const char *key);
+/*
+ * JSON: "key": { inside an object, a line in text; print_close_object()
+ * ends it.
+ */
+void print_open_object_key(const char *key);
 /* An object: { } in JSON, a line in text. */
 void print_open_object(void);
 void print_close_object(void);

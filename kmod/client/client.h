@@ -372,12 +372,18 @@ struct rmbd_c_dev {
 	u32			loss_timeout;
 	unsigned long		loss_start;	/* jiffies */
 	/*
-	 * Its legs, each a copy of the whole device (enum rmbd_layout:
-	 * mirror).  The block layer's limits (size, segments, request layout,
-	 * read sinks) are the device's own, that every leg satisfies
-	 * (rmbd_c_dev_limits()).
+	 * Its legs (enum rmbd_layout): a mirror's each hold the whole
+	 * device; a pool's extents (1 << @extent_shift bytes, the smallest
+	 * slab size) are each on @copies legs, placed as layout.c says (a
+	 * mirror is the case @copies == @nr_legs).  The block layer's limits
+	 * (size, segments, request layout, read sinks) are the device's own,
+	 * that every leg satisfies (rmbd_c_dev_limits()).  Each leg holds
+	 * @leg_bytes of it.
 	 */
 	u8			layout;
+	u8			copies;
+	unsigned int		extent_shift;
+	u64			leg_bytes;
 	u64			size;		/* bytes, once the disk is set up */
 	unsigned int		nr_legs;
 	struct rmbd_c_leg	*legs[RMBD_MAX_LEGS];
@@ -480,6 +486,7 @@ struct rmbd_c_connect_args {
 	unsigned int		nr_legs;
 	struct rmbd_c_leg_args	legs[RMBD_MAX_LEGS];
 	u8		layout;
+	u8		copies;		/* of each extent: R */
 	const char	*host;		/* valid, or "" */
 	const u8	*secret;	/* NULL, or secret_len bytes */
 	unsigned int	secret_len;
@@ -509,10 +516,14 @@ int rmbd_c_dev_init(void);
 void rmbd_c_dev_exit(void);
 
 /* layout.c: which legs hold what, and what they missed */
+u64 rmbd_c_layout_size(struct rmbd_c_dev *dev, u64 leg_size, u64 extent);
 bool rmbd_c_dev_readable(struct rmbd_c_dev *dev);
+bool rmbd_c_dev_recoverable(struct rmbd_c_dev *dev);
+void rmbd_c_leg_mark_held(struct rmbd_c_leg *leg);
 void rmbd_c_leg_missed(struct rmbd_c_leg *leg, u64 pos, u64 len);
 struct rmbd_c_leg *rmbd_c_read_leg(struct rmbd_c_dev *dev,
-				   struct rmbd_c_req *req, struct request *rq);
+				   struct rmbd_c_req *req, struct request *rq,
+				   u64 *leg_pos);
 void rmbd_c_unprep(struct rmbd_c_req *req, unsigned int n);
 blk_status_t rmbd_c_write_parts(struct rmbd_c_dev *dev,
 				struct blk_mq_hw_ctx *hctx, struct rmbd_c_req *req,

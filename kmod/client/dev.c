@@ -136,7 +136,7 @@ static blk_status_t rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
 			return rmbd_c_wait_leg(dev, hctx, rq, bd->last);
 	} else {
 		for (;;) {
-			leg = rmbd_c_read_leg(dev, req, rq);
+			leg = rmbd_c_read_leg(dev, req, rq, &pos);
 			if (unlikely(!leg))
 				return rmbd_c_wait_leg(dev, hctx, rq, bd->last);
 			q = rmbd_c_leg_queue(leg, hctx);
@@ -429,6 +429,7 @@ static void rmbd_c_dev_limits(struct rmbd_c_dev *dev,
 		}
 	}
 	lim->max_io = min(lim->max_io, lim->chunk);
+	lim->size = rmbd_c_layout_size(dev, lim->size, lim->chunk);
 	/*
 	 * A virtual boundary lifts the segment size limit: then a request is
 	 * no larger than a segment may be.
@@ -489,9 +490,15 @@ static noinline int rmbd_c_disk_add(struct rmbd_c_dev *dev)
 	/* A reconnect must offer at least this much. */
 	dev->zero_limit = lim.zero_limit;
 	if (dev->zero_limit) {
-		/* Discarded ranges read back as zeroes. */
+		/*
+		 * Discarded ranges read back as zeroes.  Not a pool's: the
+		 * block layer merges discards across chunk_sectors, and so
+		 * across extents that other legs hold.
+		 */
 		q->limits.discard_granularity = PAGE_SIZE;
-		blk_queue_max_discard_sectors(q, dev->zero_limit >> SECTOR_SHIFT);
+		if (dev->layout != RMBD_LAYOUT_POOL)
+			blk_queue_max_discard_sectors(q, dev->zero_limit >>
+						      SECTOR_SHIFT);
 		blk_queue_max_write_zeroes_sectors(q, dev->zero_limit >>
 						   SECTOR_SHIFT);
 	}
@@ -846,6 +853,7 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 	}
 	strscpy(dev->host, args->host, sizeof(dev->host));
 	dev->layout = args->layout;
+	dev->copies = args->copies ?: args->nr_legs;
 	dev->read_only = args->read_only;
 	dev->shared = args->shared;
 	dev->nr_io_queues = args->nr_io_queues;
@@ -895,7 +903,9 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 	for (i = 0; i < dev->nr_legs; i++) {
 		leg = dev->legs[i];
 		pr_info("rmbd%d: %s%llu bytes of %s on %pISpc, %u I/O and %u poll queues\n",
-			dev->index, dev->nr_legs > 1 ? "mirror leg: " : "",
+			dev->index, dev->nr_legs == 1 ? "" :
+			dev->layout == RMBD_LAYOUT_POOL ? "pool leg: " :
+			"mirror leg: ",
 			leg->size, leg->export_name, &leg->addr,
 			dev->nr_io_queues, dev->nr_poll_queues);
 	}
@@ -1056,8 +1066,10 @@ static int rmbd_c_leg_fits(struct rmbd_c_dev *dev, struct rmbd_c_leg *leg,
 	/* A virtual boundary lifts the segment size: a request is one. */
 	u64 seg = queue_virt_boundary(q) ? max_io : queue_max_segment_size(q);
 
-	if (leg->size < dev->size) {
-		*why = "the export is smaller than the device";
+	if (leg->size < dev->leg_bytes) {
+		*why = dev->layout == RMBD_LAYOUT_POOL ?
+		       "the export is smaller than what each leg of the pool holds" :
+		       "the export is smaller than the device";
 		return -ENOSPC;
 	}
 	if (leg->slab_size < (u64)q->limits.chunk_sectors << SECTOR_SHIFT) {
@@ -1194,8 +1206,8 @@ static int rmbd_c_replace_start(struct rmbd_c_dev *dev, unsigned int i,
 		*why = "could not allocate the leg's dirty map";
 		return -ENOMEM;
 	}
-	/* Everything is to be copied to it. */
-	bitmap_fill(leg->dirty, dev->nr_regions);
+	/* Everything it holds is to be copied to it. */
+	rmbd_c_leg_mark_held(leg);
 	ret = rmbd_c_leg_start(leg, why);
 	if (!ret)
 		ret = rmbd_c_leg_fits(dev, leg, why);

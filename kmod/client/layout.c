@@ -1,38 +1,171 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rmbd client: the layout, how a device's data lies on its legs.  A
- * mirror: every leg holds the whole device.  Which legs a request goes
- * to, what becomes of it when some of them fail it, the legs' dirty maps
- * of what they missed, and the resync that brings them up to date.
+ * mirror: every leg holds the whole device; a pool: each extent is on R
+ * of the N legs.  Which legs a request goes to, what becomes of it when
+ * some of them fail it, the legs' dirty maps of what they missed, and the
+ * resync that brings them up to date.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/bio.h>
 #include <linux/bitmap.h>
+#include <linux/gcd.h>
 #include <linux/log2.h>
+#include <linux/math64.h>
 #include <linux/module.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include "client.h"
 
+/*
+ * Placement, RAID-10's near layout: copy k (of R = dev->copies) of
+ * extent e is on leg (e * R + k) mod N, in that leg's extent slot
+ * (e * R + k) / N.  So the copies of an extent are on consecutive legs
+ * from rmbd_c_first_copy().  A mirror is the case R == N: every extent
+ * on every leg, in its own place.
+ */
+static unsigned int rmbd_c_first_copy(struct rmbd_c_dev *dev, u64 pos)
+{
+	u32 rem;
+
+	if (dev->copies == dev->nr_legs)
+		return 0;
+	div_u64_rem((pos >> dev->extent_shift) * dev->copies, dev->nr_legs,
+		    &rem);
+	return rem;
+}
+
+static struct rmbd_c_leg *rmbd_c_copy_leg(struct rmbd_c_dev *dev,
+					  unsigned int first, unsigned int k)
+{
+	return dev->legs[(first + k) % dev->nr_legs];
+}
+
+/* Where copy @k of the device's byte @pos lies on its leg */
+static u64 rmbd_c_copy_pos(struct rmbd_c_dev *dev, u64 pos, unsigned int k)
+{
+	u64 e = pos >> dev->extent_shift;
+
+	if (dev->copies == dev->nr_legs)
+		return pos;
+	return div_u64(e * dev->copies + k, dev->nr_legs) <<
+	       dev->extent_shift | (pos & ((1ULL << dev->extent_shift) - 1));
+}
+
 /**
- * rmbd_c_dev_readable() - whether a leg that is up holds every write
+ * rmbd_c_layout_size() - how large the device is, and what each leg holds
+ * @dev: the device, its legs, layout and copies known
+ * @leg_size: bytes of its smallest export
+ * @extent: bytes of an extent, a power of two
+ *
+ * Sets @dev->extent_shift and @dev->leg_bytes, and returns the device's
+ * size: a mirror's is the smallest export's; a pool's, the whole extents
+ * that N such exports hold R times.
+ */
+u64 rmbd_c_layout_size(struct rmbd_c_dev *dev, u64 leg_size, u64 extent)
+{
+	u64 slots, extents;
+
+	dev->extent_shift = ilog2(extent);
+	if (dev->copies == dev->nr_legs) {
+		dev->leg_bytes = leg_size;
+		return leg_size;
+	}
+	slots = leg_size >> dev->extent_shift;
+	extents = div_u64(slots * dev->nr_legs, dev->copies);
+	dev->leg_bytes = DIV_ROUND_UP_ULL(extents * dev->copies,
+					  dev->nr_legs) << dev->extent_shift;
+	return extents << dev->extent_shift;
+}
+
+/*
+ * Whether every extent has a copy on one of the legs in @good (a mask of
+ * leg indexes).  The extents' first copies are on the multiples of
+ * gcd(R, N): a mirror's only on leg 0, with all of its legs.
+ */
+static bool rmbd_c_covered(struct rmbd_c_dev *dev, unsigned long good)
+{
+	unsigned int n = dev->nr_legs, r = dev->copies, s, k;
+
+	for (s = 0; s < n; s += gcd(r, n)) {
+		for (k = 0; k < r; k++)
+			if (good & BIT((s + k) % n))
+				break;
+		if (k == r)
+			return false;
+	}
+	return true;
+}
+
+/* The legs with every flag of @all and none of @none, as a mask */
+static unsigned long rmbd_c_legs_with(struct rmbd_c_dev *dev,
+				      unsigned long all, unsigned long none)
+{
+	unsigned long mask = 0, f;
+	unsigned int i;
+
+	for (i = 0; i < dev->nr_legs; i++) {
+		f = READ_ONCE(dev->legs[i]->flags);
+		if ((f & all) == all && !(f & none))
+			mask |= BIT(i);
+	}
+	return mask;
+}
+
+/**
+ * rmbd_c_dev_readable() - whether every extent has a copy up that holds
+ * every write
  * @dev: the device
  *
  * Else requests wait for one (or fail, without a loss timeout).
  */
 bool rmbd_c_dev_readable(struct rmbd_c_dev *dev)
 {
-	struct rmbd_c_leg *leg;
-	unsigned int i;
+	return rmbd_c_covered(dev, rmbd_c_legs_with(dev,
+			BIT(RMBD_C_LEG_UP) | BIT(RMBD_C_LEG_IN_SYNC), 0));
+}
 
-	for (i = 0; i < dev->nr_legs; i++) {
-		leg = dev->legs[i];
-		if (test_bit(RMBD_C_LEG_UP, &leg->flags) &&
-		    test_bit(RMBD_C_LEG_IN_SYNC, &leg->flags))
-			return true;
+/**
+ * rmbd_c_dev_recoverable() - whether every extent has a copy that holds
+ * every write on a leg not failed for good
+ * @dev: the device
+ */
+bool rmbd_c_dev_recoverable(struct rmbd_c_dev *dev)
+{
+	return rmbd_c_covered(dev, rmbd_c_legs_with(dev,
+			BIT(RMBD_C_LEG_IN_SYNC), BIT(RMBD_C_LEG_FAILED)));
+}
+
+/**
+ * rmbd_c_leg_mark_held() - mark in @leg's dirty map all that it holds
+ * @leg: a new leg, in a device's place
+ *
+ * A mirror's leg holds the whole device; a pool's, the regions of its
+ * extents.
+ */
+void rmbd_c_leg_mark_held(struct rmbd_c_leg *leg)
+{
+	struct rmbd_c_dev *dev = leg->dev;
+	u64 e, extents = dev->size >> dev->extent_shift, first, last;
+	unsigned int n = dev->nr_legs;
+
+	if (dev->copies == n) {
+		bitmap_fill(leg->dirty, dev->nr_regions);
+		return;
 	}
-	return false;
+	bitmap_zero(leg->dirty, dev->nr_regions);
+	for (e = 0; e < extents; e++) {
+		if ((leg->index + n - rmbd_c_first_copy(dev, e <<
+							dev->extent_shift)) %
+		    n >= dev->copies)
+			continue;
+		first = (e << dev->extent_shift) >> dev->region_shift;
+		last = (((e + 1) << dev->extent_shift) - 1) >> dev->region_shift;
+		bitmap_set(leg->dirty, first, min_t(u64, last,
+						    dev->nr_regions - 1) -
+			   first + 1);
+	}
 }
 
 /**
@@ -67,31 +200,43 @@ void rmbd_c_leg_missed(struct rmbd_c_leg *leg, u64 pos, u64 len)
 #define RMBD_C_READ_STRIPE_SHIFT	16
 
 /*
- * The leg a read of @rq goes to: one that is up and holds every write,
- * and that it did not fail on yet (when it failed on every such leg, any
- * of them again; RMBD_C_MAX_FAULTS bounds that).  NULL when there is none.
+ * The leg a read of @rq goes to, and where on it (*@leg_pos): one that
+ * holds a copy, is up and holds every write, and that it did not fail on
+ * yet (when it failed on every such leg, any of them again;
+ * RMBD_C_MAX_FAULTS bounds that).  NULL when there is none.
  */
 struct rmbd_c_leg *rmbd_c_read_leg(struct rmbd_c_dev *dev,
-					  struct rmbd_c_req *req,
-					  struct request *rq)
+				   struct rmbd_c_req *req,
+				   struct request *rq, u64 *leg_pos)
 {
-	unsigned int i, n = dev->nr_legs, first;
+	u64 pos = (u64)blk_rq_pos(rq) << SECTOR_SHIFT;
+	unsigned int i, k, r = dev->copies, first, start, tried_k = 0;
 	struct rmbd_c_leg *leg, *tried = NULL;
 
-	if (n == 1)
+	if (dev->nr_legs == 1) {
+		*leg_pos = pos;
 		return dev->legs[0];
-	first = ((u64)blk_rq_pos(rq) << SECTOR_SHIFT >>
-		 RMBD_C_READ_STRIPE_SHIFT) % n;
-	for (i = 0; i < n; i++) {
-		leg = dev->legs[(first + i) % n];
+	}
+	first = rmbd_c_first_copy(dev, pos);
+	start = (pos >> RMBD_C_READ_STRIPE_SHIFT) % r;
+	for (i = 0; i < r; i++) {
+		k = (start + i) % r;
+		leg = rmbd_c_copy_leg(dev, first, k);
 		if (!test_bit(RMBD_C_LEG_UP, &leg->flags) ||
 		    !test_bit(RMBD_C_LEG_IN_SYNC, &leg->flags))
 			continue;
-		if (!(req->tried & BIT(leg->index)))
+		if (!(req->tried & BIT(leg->index))) {
+			*leg_pos = rmbd_c_copy_pos(dev, pos, k);
 			return leg;
-		tried = tried ?: leg;
+		}
+		if (!tried) {
+			tried = leg;
+			tried_k = k;
+		}
 	}
 	req->tried = 0;
+	if (tried)
+		*leg_pos = rmbd_c_copy_pos(dev, pos, tried_k);
 	return tried;
 }
 
@@ -104,23 +249,24 @@ void rmbd_c_unprep(struct rmbd_c_req *req, unsigned int n)
 
 /*
  * The parts of a write (or discard, or write zeroes) of @rq: one for every
- * leg that is up.  A leg that is not misses the write, which must then
- * reach a leg that holds every write (or wait for one).  Sets *@nr to
- * the number of parts, 0 when the write must wait.
+ * leg that holds a copy of it and is up.  A leg that is not misses the
+ * write, which must then reach a leg that holds every write (or wait for
+ * one).  Sets *@nr to the number of parts, 0 when the write must wait.
  */
 blk_status_t rmbd_c_write_parts(struct rmbd_c_dev *dev,
 				struct blk_mq_hw_ctx *hctx, struct rmbd_c_req *req,
 				struct request *rq, u64 pos, unsigned int *nr)
 {
+	unsigned int i, k, n = 0, first = rmbd_c_first_copy(dev, pos);
 	bool skipped = false, synced = false;
 	struct rmbd_c_queue *q;
 	struct rmbd_c_leg *leg;
 	blk_status_t status;
 	unsigned long flags;
-	unsigned int i, n = 0;
+	u64 lpos;
 
-	for (i = 0; i < dev->nr_legs; i++) {
-		leg = dev->legs[i];
+	for (k = 0; k < dev->copies; k++) {
+		leg = rmbd_c_copy_leg(dev, first, k);
 		q = rmbd_c_leg_queue(leg, hctx);
 		if (dev->nr_legs > 1 &&
 		    (!test_bit(RMBD_C_LEG_UP, &leg->flags) ||
@@ -128,9 +274,10 @@ blk_status_t rmbd_c_write_parts(struct rmbd_c_dev *dev,
 			skipped = true;
 			continue;
 		}
+		lpos = rmbd_c_copy_pos(dev, pos, k);
 		status = rmbd_c_io_prep(q, req->io[n], rq,
-					pos >> leg->slab_shift,
-					pos & (leg->slab_size - 1));
+					lpos >> leg->slab_shift,
+					lpos & (leg->slab_size - 1));
 		/* Its queue failed meanwhile: the leg is going down. */
 		if (unlikely(status == BLK_STS_IOERR && dev->nr_legs > 1 &&
 			     !test_bit(RMBD_C_Q_LIVE, &q->flags))) {
@@ -150,8 +297,8 @@ blk_status_t rmbd_c_write_parts(struct rmbd_c_dev *dev,
 	for (i = 0; i < n; i++)
 		if (test_bit(RMBD_C_LEG_IN_SYNC, &req->io[i]->queue->leg->flags))
 			synced = true;
-	for (i = 0; synced && i < dev->nr_legs; i++) {
-		leg = dev->legs[i];
+	for (k = 0; synced && k < dev->copies; k++) {
+		leg = rmbd_c_copy_leg(dev, first, k);
 		if (!test_bit(RMBD_C_LEG_UP, &leg->flags) ||
 		    !test_bit(RMBD_C_Q_LIVE,
 			      &rmbd_c_leg_queue(leg, hctx)->flags))
@@ -177,13 +324,17 @@ MODULE_PARM_DESC(resync_rate,
  */
 int rmbd_c_dirty_alloc(struct rmbd_c_dev *dev)
 {
-	u64 size = U64_MAX;
+	u64 size = U64_MAX, slab = U64_MAX;
 	unsigned int i;
 
 	if (dev->nr_legs == 1)
 		return 0;
-	for (i = 0; i < dev->nr_legs; i++)
+	for (i = 0; i < dev->nr_legs; i++) {
 		size = min(size, dev->legs[i]->size);
+		slab = min(slab, dev->legs[i]->slab_size);
+	}
+	/* The device's size, as the disk will have it */
+	size = rmbd_c_layout_size(dev, size, slab);
 	dev->region_shift = RMBD_C_REGION_SHIFT;
 	while (DIV_ROUND_UP_ULL(size, 1ULL << dev->region_shift) >
 	       (1UL << RMBD_C_MAX_REGIONS_SHIFT))
@@ -489,17 +640,21 @@ out:
 bool rmbd_c_legs_decide(struct rmbd_c_dev *dev, struct request *rq)
 {
 	struct rmbd_c_req *req = blk_mq_rq_to_pdu(rq);
+	unsigned int i, first;
+	struct rmbd_c_leg *leg;
 	struct rmbd_c_io *io;
 	unsigned long flags;
 	bool synced = false;
-	unsigned int i;
 
 	if (!op_is_write(req_op(rq))) {
 		req->tried |= BIT(req->io[0]->queue->leg->index);
-		for (i = 0; i < dev->nr_legs; i++) {
-			if (req->tried & BIT(i) ||
-			    !test_bit(RMBD_C_LEG_UP, &dev->legs[i]->flags) ||
-			    !test_bit(RMBD_C_LEG_IN_SYNC, &dev->legs[i]->flags))
+		first = rmbd_c_first_copy(dev, (u64)blk_rq_pos(rq) <<
+					  SECTOR_SHIFT);
+		for (i = 0; i < dev->copies; i++) {
+			leg = rmbd_c_copy_leg(dev, first, i);
+			if (req->tried & BIT(leg->index) ||
+			    !test_bit(RMBD_C_LEG_UP, &leg->flags) ||
+			    !test_bit(RMBD_C_LEG_IN_SYNC, &leg->flags))
 				continue;
 			blk_mq_requeue_request(rq, true);
 			return true;

@@ -1217,8 +1217,7 @@ static void rmbd_c_leg_refused(struct rmbd_c_leg *leg, int ret,
 			       const char *why)
 {
 	struct rmbd_c_dev *dev = leg->dev;
-	bool kill = true, failed = false;
-	unsigned int i;
+	bool kill, failed = false;
 
 	if (ret == -EBUSY && leg->holder[0])
 		pr_err("rmbd%d: leg %u: export in use by host %s\n",
@@ -1228,10 +1227,7 @@ static void rmbd_c_leg_refused(struct rmbd_c_leg *leg, int ret,
 	mutex_lock(&rmbd_c_mutex);
 	set_bit(RMBD_C_LEG_FAILED, &leg->flags);
 	clear_bit(RMBD_C_LEG_RECOVERING, &leg->flags);
-	for (i = 0; i < dev->nr_legs; i++)
-		if (test_bit(RMBD_C_LEG_IN_SYNC, &dev->legs[i]->flags) &&
-		    !test_bit(RMBD_C_LEG_FAILED, &dev->legs[i]->flags))
-			kill = false;
+	kill = !rmbd_c_dev_recoverable(dev);
 	if (kill && (dev->state == RMBD_DEV_STATE_RECONNECTING ||
 		     dev->state == RMBD_DEV_STATE_LIVE ||
 		     dev->state == RMBD_DEV_STATE_CONNECTING)) {

@@ -72,9 +72,12 @@ static const struct nla_policy rmbd_c_policy[RMBD_CLIENT_ATTR_MAX + 1] = {
 		NLA_POLICY_NESTED_ARRAY(rmbd_c_leg_policy),
 	[RMBD_CLIENT_ATTR_LEG]		= { .type = NLA_REJECT },
 	[RMBD_CLIENT_ATTR_LAYOUT]	=
-		NLA_POLICY_RANGE(NLA_U8, RMBD_LAYOUT_MIRROR, RMBD_LAYOUT_MIRROR),
+		NLA_POLICY_RANGE(NLA_U8, RMBD_LAYOUT_MIRROR, RMBD_LAYOUT_POOL),
 	[RMBD_CLIENT_ATTR_LEG_INDEX]	=
 		NLA_POLICY_MAX(NLA_U32, RMBD_MAX_LEGS - 1),
+	[RMBD_CLIENT_ATTR_COPIES]	=
+		NLA_POLICY_RANGE(NLA_U8, 1, RMBD_MAX_LEGS),
+	[RMBD_CLIENT_ATTR_EXTENT_SIZE]	= { .type = NLA_REJECT },
 };
 
 static struct genl_family rmbd_c_family;
@@ -159,6 +162,10 @@ static int rmbd_c_fill_dev(struct sk_buff *skb, struct rmbd_c_dev *dev,
 	    nla_put_u64_64bit(skb, RMBD_CLIENT_ATTR_DEV_SIZE,
 			      dev->size ?: leg->size, RMBD_CLIENT_ATTR_PAD) ||
 	    nla_put_u8(skb, RMBD_CLIENT_ATTR_LAYOUT, dev->layout) ||
+	    nla_put_u8(skb, RMBD_CLIENT_ATTR_COPIES, dev->copies) ||
+	    nla_put_u64_64bit(skb, RMBD_CLIENT_ATTR_EXTENT_SIZE,
+			      dev->size ? 1ULL << dev->extent_shift : 0,
+			      RMBD_CLIENT_ATTR_PAD) ||
 	    nla_put_u8(skb, RMBD_CLIENT_ATTR_DEV_STATE, dev->state) ||
 	    nla_put_string(skb, RMBD_CLIENT_ATTR_ADDR, leg->addr_str) ||
 	    nla_put_u16(skb, RMBD_CLIENT_ATTR_PORT, leg->port) ||
@@ -329,6 +336,31 @@ static int rmbd_c_connect(struct sk_buff *skb, struct genl_info *info)
 	args.layout = attrs[RMBD_CLIENT_ATTR_LAYOUT] ?
 		      nla_get_u8(attrs[RMBD_CLIENT_ATTR_LAYOUT]) :
 		      RMBD_LAYOUT_MIRROR;
+	if (args.layout == RMBD_LAYOUT_POOL) {
+		if (args.nr_legs < 2) {
+			NL_SET_ERR_MSG_ATTR(info->extack,
+					    attrs[RMBD_CLIENT_ATTR_LAYOUT],
+					    "a pool needs two legs or more");
+			return -EINVAL;
+		}
+		args.copies = attrs[RMBD_CLIENT_ATTR_COPIES] ?
+			      nla_get_u8(attrs[RMBD_CLIENT_ATTR_COPIES]) : 2;
+		if (args.copies > args.nr_legs) {
+			NL_SET_ERR_MSG_ATTR(info->extack,
+					    attrs[RMBD_CLIENT_ATTR_COPIES],
+					    "more copies than legs");
+			return -EINVAL;
+		}
+	} else {
+		if (attrs[RMBD_CLIENT_ATTR_COPIES] &&
+		    nla_get_u8(attrs[RMBD_CLIENT_ATTR_COPIES]) != args.nr_legs) {
+			NL_SET_ERR_MSG_ATTR(info->extack,
+					    attrs[RMBD_CLIENT_ATTR_COPIES],
+					    "a mirror has as many copies as legs");
+			return -EINVAL;
+		}
+		args.copies = args.nr_legs;
+	}
 	args.nr_io_queues = attrs[RMBD_CLIENT_ATTR_NR_IO_QUEUES] ?
 			    nla_get_u32(attrs[RMBD_CLIENT_ATTR_NR_IO_QUEUES]) :
 			    num_online_cpus();

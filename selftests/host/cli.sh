@@ -270,8 +270,8 @@ rmbd6: size 4294967296 state reconnecting addr 10.200.0.2 port 7470 export baz q
 rmbd8: size 1073741824 state live addr 10.200.0.1 port 7470 export m0 queues 2 pollq 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 1 host rmbd:uuid:0a slab 67108864 layout mirror legs 2 degraded
     leg 0 state up addr 10.200.0.1 port 7470 export m0 size 1073741824 slabs 16 slab 67108864 reconnects 0
     leg 1 state stale addr 10.201.0.1 port 7470 export m1 size 2147483648 slabs 32 slab 67108864 reconnects 1 dirty 5242880"
-dev6_json='{"index":6,"name":"rmbd6","size":4294967296,"state":"reconnecting","addr":"10.200.0.2","port":7470,"export":"baz","queues":4,"poll_queues":0,"depth":128,"reconnect_delay":5,"loss_timeout":300,"reconnects":3,"shared":true,"host":"h6","auth":false,"read_only":false,"slab_size":1073741824,"layout":"mirror","degraded":false,"legs":[{"index":0,"state":"down","addr":"10.200.0.2","port":7470,"export":"baz","size":4294967296,"nr_slabs":4,"slab_size":1073741824,"reconnects":3,"dirty":0},{"index":1,"state":"up","addr":"10.200.0.3","port":7470,"export":"baz2","size":8589934592,"nr_slabs":8,"slab_size":1073741824,"reconnects":0,"dirty":0}]}'
-devs_json='[{"index":0,"name":"rmbd0","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:0a","auth":false,"read_only":false,"slab_size":67108864,"layout":"mirror","degraded":false,"legs":[{"index":0,"state":"up","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"nr_slabs":16,"slab_size":67108864,"reconnects":0,"dirty":0}]},{"index":3,"name":"rmbd3","size":8388608,"state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"host":"","auth":false,"read_only":true,"slab_size":2097152,"layout":"mirror","degraded":false,"legs":[{"index":0,"state":"down","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"nr_slabs":4,"slab_size":2097152,"reconnects":0,"dirty":0}]},'"$dev6_json"',{"index":8,"name":"rmbd8","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"m0","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":1,"shared":false,"host":"rmbd:uuid:0a","auth":false,"read_only":false,"slab_size":67108864,"layout":"mirror","degraded":true,"legs":[{"index":0,"state":"up","addr":"10.200.0.1","port":7470,"export":"m0","size":1073741824,"nr_slabs":16,"slab_size":67108864,"reconnects":0,"dirty":0},{"index":1,"state":"stale","addr":"10.201.0.1","port":7470,"export":"m1","size":2147483648,"nr_slabs":32,"slab_size":67108864,"reconnects":1,"dirty":5242880}]}]'
+dev6_json='{"index":6,"name":"rmbd6","size":4294967296,"state":"reconnecting","addr":"10.200.0.2","port":7470,"export":"baz","queues":4,"poll_queues":0,"depth":128,"reconnect_delay":5,"loss_timeout":300,"reconnects":3,"shared":true,"host":"h6","auth":false,"read_only":false,"slab_size":1073741824,"layout":"mirror","copies":2,"degraded":false,"legs":[{"index":0,"state":"down","addr":"10.200.0.2","port":7470,"export":"baz","size":4294967296,"nr_slabs":4,"slab_size":1073741824,"reconnects":3,"dirty":0},{"index":1,"state":"up","addr":"10.200.0.3","port":7470,"export":"baz2","size":8589934592,"nr_slabs":8,"slab_size":1073741824,"reconnects":0,"dirty":0}]}'
+devs_json='[{"index":0,"name":"rmbd0","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:0a","auth":false,"read_only":false,"slab_size":67108864,"layout":"mirror","copies":1,"degraded":false,"legs":[{"index":0,"state":"up","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"nr_slabs":16,"slab_size":67108864,"reconnects":0,"dirty":0}]},{"index":3,"name":"rmbd3","size":8388608,"state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"host":"","auth":false,"read_only":true,"slab_size":2097152,"layout":"mirror","copies":1,"degraded":false,"legs":[{"index":0,"state":"down","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"nr_slabs":4,"slab_size":2097152,"reconnects":0,"dirty":0}]},'"$dev6_json"',{"index":8,"name":"rmbd8","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"m0","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":1,"shared":false,"host":"rmbd:uuid:0a","auth":false,"read_only":false,"slab_size":67108864,"layout":"mirror","copies":2,"degraded":true,"legs":[{"index":0,"state":"up","addr":"10.200.0.1","port":7470,"export":"m0","size":1073741824,"nr_slabs":16,"slab_size":67108864,"reconnects":0,"dirty":0},{"index":1,"state":"stale","addr":"10.201.0.1","port":7470,"export":"m1","size":2147483648,"nr_slabs":32,"slab_size":67108864,"reconnects":1,"dirty":5242880}]}]'
 
 # With -d, each export's sessions (the fake's are not in the order of
 # their exports, and one is of an export no longer listed).
@@ -499,7 +499,7 @@ printf '9d%.0s' $(seq 32) > "$sdir/k"
 chmod 600 "$sdir/k"
 log_reset
 expect 0 "" "" "$FAKE" export host add foo h secret-file "$sdir/k"
-expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"h","auth":true,"read_only":false,"slab_size":67108864,"layout":"mirror","degraded":false,"legs":[{"index":0,"state":"up","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"nr_slabs":16,"slab_size":67108864,"reconnects":0,"dirty":0}]}' \
+expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"h","auth":true,"read_only":false,"slab_size":67108864,"layout":"mirror","copies":1,"degraded":false,"legs":[{"index":0,"state":"up","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"nr_slabs":16,"slab_size":67108864,"reconnects":0,"dirty":0}]}' \
 	"" "$FAKE" -j dev connect addr 10.200.0.1 export foo host h secret-file "$sdir/k"
 log_is "open
 export_host_add foo h secret 32 9d...
@@ -600,6 +600,7 @@ expect 0 '[
         "read_only": false,
         "slab_size": 1073741824,
         "layout": "mirror",
+        "copies": 2,
         "degraded": false,
         "legs": [
             {
@@ -631,15 +632,15 @@ expect 0 '[
 ]' "" "$FAKE" -p dev show /dev/rmbd6
 expect 1 "" "rmbd: failed to show device: No such device" "$FAKE" dev show 5
 expect 0 "rmbd7" "" "$FAKE" dev connect addr 10.200.0.1 export foo
-expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"fd00::1","port":99,"export":"foo","queues":4,"poll_queues":2,"depth":64,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:default","auth":false,"read_only":false,"slab_size":67108864,"layout":"mirror","degraded":false,"legs":[{"index":0,"state":"up","addr":"fd00::1","port":99,"export":"foo","size":1073741824,"nr_slabs":16,"slab_size":67108864,"reconnects":0,"dirty":0}]}' \
+expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"fd00::1","port":99,"export":"foo","queues":4,"poll_queues":2,"depth":64,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:default","auth":false,"read_only":false,"slab_size":67108864,"layout":"mirror","copies":1,"degraded":false,"legs":[{"index":0,"state":"up","addr":"fd00::1","port":99,"export":"foo","size":1073741824,"nr_slabs":16,"slab_size":67108864,"reconnects":0,"dirty":0}]}' \
 	"" "$FAKE" -j dev conn export foo addr fd00::1 port 99 queues 4 depth 64 pollq 2
-expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":10,"loss_timeout":0,"reconnects":0,"shared":false,"host":"rmbd:uuid:default","auth":false,"read_only":false,"slab_size":67108864,"layout":"mirror","degraded":false,"legs":[{"index":0,"state":"up","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"nr_slabs":16,"slab_size":67108864,"reconnects":0,"dirty":0}]}' \
+expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":10,"loss_timeout":0,"reconnects":0,"shared":false,"host":"rmbd:uuid:default","auth":false,"read_only":false,"slab_size":67108864,"layout":"mirror","copies":1,"degraded":false,"legs":[{"index":0,"state":"up","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"nr_slabs":16,"slab_size":67108864,"reconnects":0,"dirty":0}]}' \
 	"" "$FAKE" -j dev connect addr 10.200.0.1 export foo reconnect_delay 10 loss_timeout 0
 expect 0 "rmbd7" "" "$FAKE" dev c addr 10.200.0.1 export foo loss 86400 reco 3600
 expect 0 "rmbd7" "" "$FAKE" dev connect addr 10.200.0.1 export foo reconnect_delay 1
-expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":true,"host":"rmbd:uuid:default","auth":false,"read_only":false,"slab_size":67108864,"layout":"mirror","degraded":false,"legs":[{"index":0,"state":"up","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"nr_slabs":16,"slab_size":67108864,"reconnects":0,"dirty":0}]}' \
+expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":true,"host":"rmbd:uuid:default","auth":false,"read_only":false,"slab_size":67108864,"layout":"mirror","copies":1,"degraded":false,"legs":[{"index":0,"state":"up","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"nr_slabs":16,"slab_size":67108864,"reconnects":0,"dirty":0}]}' \
 	"" "$FAKE" -j dev connect addr 10.200.0.1 export foo shared
-expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:default","auth":false,"read_only":true,"slab_size":67108864,"layout":"mirror","degraded":false,"legs":[{"index":0,"state":"up","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"nr_slabs":16,"slab_size":67108864,"reconnects":0,"dirty":0}]}' \
+expect 0 '{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:default","auth":false,"read_only":true,"slab_size":67108864,"layout":"mirror","copies":1,"degraded":false,"legs":[{"index":0,"state":"up","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"nr_slabs":16,"slab_size":67108864,"reconnects":0,"dirty":0}]}' \
 	"" "$FAKE" -j dev connect addr 10.200.0.1 export foo read_only
 expect 0 "rmbd7" "" "$FAKE" dev connect read addr 10.200.0.1 shared export foo
 expect 0 "rmbd7" "" "$FAKE" dev connect addr 10.200.0.1 export foo host h.x
@@ -705,18 +706,18 @@ log_reset
 expect 0 "rmbd7" "" "$FAKE" dev connect addr 10.200.0.1 export m0 addr 10.201.0.1 export m1
 expect 0 "rmbd7" "" "$FAKE" dev connect export m0 addr 10.200.0.1 port 7471 \
 	export m1 addr fd00::1 layout mirror depth 16
-mirror_json='{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"m0","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:default","auth":false,"read_only":false,"slab_size":67108864,"layout":"mirror","degraded":false,"legs":[{"index":0,"state":"up","addr":"10.200.0.1","port":7470,"export":"m0","size":1073741824,"nr_slabs":16,"slab_size":67108864,"reconnects":0,"dirty":0},{"index":1,"state":"up","addr":"10.201.0.1","port":7470,"export":"m1","size":1073741824,"nr_slabs":16,"slab_size":67108864,"reconnects":0,"dirty":0}]}'
+mirror_json='{"index":7,"name":"rmbd7","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"m0","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:default","auth":false,"read_only":false,"slab_size":67108864,"layout":"mirror","copies":2,"degraded":false,"legs":[{"index":0,"state":"up","addr":"10.200.0.1","port":7470,"export":"m0","size":1073741824,"nr_slabs":16,"slab_size":67108864,"reconnects":0,"dirty":0},{"index":1,"state":"up","addr":"10.201.0.1","port":7470,"export":"m1","size":1073741824,"nr_slabs":16,"slab_size":67108864,"reconnects":0,"dirty":0}]}'
 expect 0 "$mirror_json" "" "$FAKE" -j dev connect addr 10.200.0.1 export m0 addr 10.201.0.1 export m1
 expect 1 "" "rmbd: failed to connect device: Invalid argument: leg 1 (addr 10.201.0.1 export bad1): fake refusal of bad1" \
 	"$FAKE" dev connect addr 10.200.0.1 export m0 addr 10.201.0.1 export bad1
 log_is "open
-dev_connect legs 10.200.0.1 0 m0 + 10.201.0.1 0 m1 layout 0 0 0 0 0 - 0 0 - 0
+dev_connect legs 10.200.0.1 0 m0 + 10.201.0.1 0 m1 layout 0 0 0 0 0 0 - 0 0 - 0
 open
-dev_connect legs 10.200.0.1 7471 m0 + fd00::1 0 m1 layout 1 0 16 0 0 - 0 0 - 0
+dev_connect legs 10.200.0.1 7471 m0 + fd00::1 0 m1 layout 1 0 0 16 0 0 - 0 0 - 0
 open
-dev_connect legs 10.200.0.1 0 m0 + 10.201.0.1 0 m1 layout 0 0 0 0 0 - 0 0 - 0
+dev_connect legs 10.200.0.1 0 m0 + 10.201.0.1 0 m1 layout 0 0 0 0 0 0 - 0 0 - 0
 open
-dev_connect legs 10.200.0.1 0 m0 + 10.201.0.1 0 bad1 layout 0 0 0 0 0 - 0 0 - 0" \
+dev_connect legs 10.200.0.1 0 m0 + 10.201.0.1 0 bad1 layout 0 0 0 0 0 0 - 0 0 - 0" \
 	"mirror calls"
 usage dev "too many legs (at most 4)" dev connect addr 10.0.0.1 export a \
 	addr 10.0.0.2 export b addr 10.0.0.3 export c addr 10.0.0.4 export d \
@@ -729,8 +730,32 @@ usage dev "invalid address '10.0.0'" \
 	dev connect addr 10.0.0.1 export a addr 10.0.0 export b
 usage dev "invalid port '0' (1-65535)" \
 	dev connect addr 10.0.0.1 export a addr 10.0.0.2 export b port 0
-usage dev "invalid layout 'raid5' (mirror)" \
+usage dev "invalid layout 'raid5' (mirror, pool)" \
 	dev connect addr 10.0.0.1 export a addr 10.0.0.2 export b layout raid5
+usage dev "copies belongs to layout pool" \
+	dev connect addr 10.0.0.1 export a addr 10.0.0.2 export b copies 2
+usage dev "invalid copies '3' (1-2, the legs)" \
+	dev connect addr 10.0.0.1 export a addr 10.0.0.2 export b layout pool copies 3
+usage dev "invalid copies '0' (1-2, the legs)" \
+	dev connect addr 10.0.0.1 export a addr 10.0.0.2 export b layout pool copies 0
+
+# A pool: layout and copies reach the library; dev show -d prints where
+# the extents lie (three legs, two copies: extent e + 3j on the legs of
+# extent e, two extents further on each).
+log_reset
+expect 0 "rmbd7" "" "$FAKE" dev connect addr 10.200.0.1 export p0 addr 10.201.0.1 export p1 \
+	addr 10.202.0.1 export p2 layout pool copies 2
+expect 0 "rmbd7" "" "$FAKE" -d dev connect addr 10.200.0.1 export p0 addr 10.201.0.1 export p1 \
+	addr 10.202.0.1 export p2 layout pool
+expect 0 '{"extent_size":67108864,"extents":24,"period":3,"period_leg_bytes":134217728,"pattern":[{"extent":0,"start":0,"copies":[{"leg":0,"offset":0},{"leg":1,"offset":0}]},{"extent":1,"start":67108864,"copies":[{"leg":2,"offset":0},{"leg":0,"offset":67108864}]},{"extent":2,"start":134217728,"copies":[{"leg":1,"offset":67108864},{"leg":2,"offset":67108864}]}]}' "" \
+	sh -c "'$FAKE' -j dev connect addr 10.200.0.1 export p0 addr 10.201.0.1 export p1 addr 10.202.0.1 export p2 layout pool | jq -c .placement"
+log_is "open
+dev_connect legs 10.200.0.1 0 p0 + 10.201.0.1 0 p1 + 10.202.0.1 0 p2 layout 2 2 0 0 0 0 - 0 0 - 0
+open
+dev_connect legs 10.200.0.1 0 p0 + 10.201.0.1 0 p1 + 10.202.0.1 0 p2 layout 2 0 0 0 0 0 - 0 0 - 0
+open
+dev_connect legs 10.200.0.1 0 p0 + 10.201.0.1 0 p1 + 10.202.0.1 0 p2 layout 2 0 0 0 0 0 - 0 0 - 0" \
+	"pool calls"
 usage dev "missing value for 'export'" dev connect addr 10.0.0.1 export
 
 # dev replace DEV [leg] N with LEG: one leg, its keywords in any order.
@@ -774,17 +799,17 @@ dev rmbd3 link-down state failed addr fd00::1 port 7471 export bar.2
 dev rmbd3 failed state failed addr fd00::1 port 7471 export bar.2
 dev rmbd3 disconnected state deleting addr fd00::1 port 7471 export bar.2
 dev rmbd6 unknown state reconnecting addr 10.200.0.2 port 7470 export baz"
-events_json='{"type":"dev","event":"connected","index":0,"name":"rmbd0","state":"live","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:0a","auth":false,"read_only":false,"slab_size":67108864,"layout":"mirror","degraded":false,"legs":[{"index":0,"state":"up","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"nr_slabs":16,"slab_size":67108864,"reconnects":0,"dirty":0}]}
+events_json='{"type":"dev","event":"connected","index":0,"name":"rmbd0","state":"live","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:0a","auth":false,"read_only":false,"slab_size":67108864,"layout":"mirror","copies":1,"degraded":false,"legs":[{"index":0,"state":"up","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"nr_slabs":16,"slab_size":67108864,"reconnects":0,"dirty":0}]}
 {"type":"session","event":"up","id":"3f2a9c0d1b2e4f60","peer":"10.200.0.1:41234","export":"foo","host":"nqn.2014-08.org.nvmexpress:uuid:0b","auth":true,"read_only":false}
-{"type":"dev","event":"link-down","index":0,"name":"rmbd0","state":"reconnecting","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:0a","auth":false,"read_only":false,"slab_size":67108864,"layout":"mirror","degraded":false,"legs":[{"index":0,"state":"up","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"nr_slabs":16,"slab_size":67108864,"reconnects":0,"dirty":0}]}
-{"type":"dev","event":"reconnecting","index":0,"name":"rmbd0","state":"reconnecting","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:0a","auth":false,"read_only":false,"slab_size":67108864,"layout":"mirror","degraded":false,"legs":[{"index":0,"state":"up","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"nr_slabs":16,"slab_size":67108864,"reconnects":0,"dirty":0}]}
-{"type":"dev","event":"live","index":0,"name":"rmbd0","state":"live","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":1,"shared":false,"host":"rmbd:uuid:0a","auth":false,"read_only":false,"slab_size":67108864,"layout":"mirror","degraded":false,"legs":[{"index":0,"state":"up","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"nr_slabs":16,"slab_size":67108864,"reconnects":0,"dirty":0}]}
+{"type":"dev","event":"link-down","index":0,"name":"rmbd0","state":"reconnecting","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:0a","auth":false,"read_only":false,"slab_size":67108864,"layout":"mirror","copies":1,"degraded":false,"legs":[{"index":0,"state":"up","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"nr_slabs":16,"slab_size":67108864,"reconnects":0,"dirty":0}]}
+{"type":"dev","event":"reconnecting","index":0,"name":"rmbd0","state":"reconnecting","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:0a","auth":false,"read_only":false,"slab_size":67108864,"layout":"mirror","copies":1,"degraded":false,"legs":[{"index":0,"state":"up","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"nr_slabs":16,"slab_size":67108864,"reconnects":0,"dirty":0}]}
+{"type":"dev","event":"live","index":0,"name":"rmbd0","state":"live","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":1,"shared":false,"host":"rmbd:uuid:0a","auth":false,"read_only":false,"slab_size":67108864,"layout":"mirror","copies":1,"degraded":false,"legs":[{"index":0,"state":"up","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"nr_slabs":16,"slab_size":67108864,"reconnects":0,"dirty":0}]}
 {"type":"session","event":"down","id":"3f2a9c0d1b2e4f60","peer":"10.200.0.1:41234","export":"foo","host":"nqn.2014-08.org.nvmexpress:uuid:0b","auth":true,"read_only":false}
 {"type":"session","event":"up","id":"7","peer":"[fd00::2]:41235","export":"bar.2","host":"","auth":false,"read_only":true}
-{"type":"dev","event":"link-down","index":3,"name":"rmbd3","state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"host":"","auth":false,"read_only":true,"slab_size":2097152,"layout":"mirror","degraded":false,"legs":[{"index":0,"state":"down","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"nr_slabs":4,"slab_size":2097152,"reconnects":0,"dirty":0}]}
-{"type":"dev","event":"failed","index":3,"name":"rmbd3","state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"host":"","auth":false,"read_only":true,"slab_size":2097152,"layout":"mirror","degraded":false,"legs":[{"index":0,"state":"down","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"nr_slabs":4,"slab_size":2097152,"reconnects":0,"dirty":0}]}
-{"type":"dev","event":"disconnected","index":3,"name":"rmbd3","state":"deleting","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"host":"","auth":false,"read_only":true,"slab_size":2097152,"layout":"mirror","degraded":false,"legs":[{"index":0,"state":"down","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"nr_slabs":4,"slab_size":2097152,"reconnects":0,"dirty":0}]}
-{"type":"dev","event":"unknown","index":6,"name":"rmbd6","state":"reconnecting","addr":"10.200.0.2","port":7470,"export":"baz","size":4294967296,"queues":4,"poll_queues":0,"depth":128,"reconnect_delay":5,"loss_timeout":300,"reconnects":3,"shared":true,"host":"h6","auth":false,"read_only":false,"slab_size":1073741824,"layout":"mirror","degraded":false,"legs":[{"index":0,"state":"down","addr":"10.200.0.2","port":7470,"export":"baz","size":4294967296,"nr_slabs":4,"slab_size":1073741824,"reconnects":3,"dirty":0},{"index":1,"state":"up","addr":"10.200.0.3","port":7470,"export":"baz2","size":8589934592,"nr_slabs":8,"slab_size":1073741824,"reconnects":0,"dirty":0}]}'
+{"type":"dev","event":"link-down","index":3,"name":"rmbd3","state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"host":"","auth":false,"read_only":true,"slab_size":2097152,"layout":"mirror","copies":1,"degraded":false,"legs":[{"index":0,"state":"down","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"nr_slabs":4,"slab_size":2097152,"reconnects":0,"dirty":0}]}
+{"type":"dev","event":"failed","index":3,"name":"rmbd3","state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"host":"","auth":false,"read_only":true,"slab_size":2097152,"layout":"mirror","copies":1,"degraded":false,"legs":[{"index":0,"state":"down","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"nr_slabs":4,"slab_size":2097152,"reconnects":0,"dirty":0}]}
+{"type":"dev","event":"disconnected","index":3,"name":"rmbd3","state":"deleting","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"host":"","auth":false,"read_only":true,"slab_size":2097152,"layout":"mirror","copies":1,"degraded":false,"legs":[{"index":0,"state":"down","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"nr_slabs":4,"slab_size":2097152,"reconnects":0,"dirty":0}]}
+{"type":"dev","event":"unknown","index":6,"name":"rmbd6","state":"reconnecting","addr":"10.200.0.2","port":7470,"export":"baz","size":4294967296,"queues":4,"poll_queues":0,"depth":128,"reconnect_delay":5,"loss_timeout":300,"reconnects":3,"shared":true,"host":"h6","auth":false,"read_only":false,"slab_size":1073741824,"layout":"mirror","copies":2,"degraded":false,"legs":[{"index":0,"state":"down","addr":"10.200.0.2","port":7470,"export":"baz","size":4294967296,"nr_slabs":4,"slab_size":1073741824,"reconnects":3,"dirty":0},{"index":1,"state":"up","addr":"10.200.0.3","port":7470,"export":"baz2","size":8589934592,"nr_slabs":8,"slab_size":1073741824,"reconnects":0,"dirty":0}]}'
 lost="rmbd: events lost: the receive buffer was full; rmbd dev show has the current state"
 
 log_reset

@@ -88,12 +88,12 @@ static const struct rmbd_dev_info fake_devs[] = {
 	  "10.200.0.1", 7470, "foo", 2, 128, 0, 2, 60, 0, false, "rmbd:uuid:0a",
 	  false, false, 1,
 	  { { 0, RMBD_LEG_STATE_UP, "10.200.0.1", 7470, "foo", 1073741824ULL,
-	      67108864ULL, 16, 0, 0 } }, RMBD_LAYOUT_MIRROR },
+	      67108864ULL, 16, 0, 0 } }, RMBD_LAYOUT_MIRROR, 1, 67108864ULL },
 	{ 3, "rmbd3", 8388608ULL, 2097152ULL, RMBD_DEV_STATE_FAILED,
 	  "fd00::1", 7471, "bar.2", 1, 16, 1, 2, 0, 0, false, "", false,
 	  true, 1,
 	  { { 0, RMBD_LEG_STATE_DOWN, "fd00::1", 7471, "bar.2", 8388608ULL,
-	      2097152ULL, 4, 0, 0 } }, RMBD_LAYOUT_MIRROR },
+	      2097152ULL, 4, 0, 0 } }, RMBD_LAYOUT_MIRROR, 1, 2097152ULL },
 	/* Two legs, as the CLI must show them; the first one down */
 	{ 6, "rmbd6", 4294967296ULL, 1073741824ULL,
 	  RMBD_DEV_STATE_RECONNECTING, "10.200.0.2", 7470, "baz", 4, 128, 0,
@@ -101,7 +101,7 @@ static const struct rmbd_dev_info fake_devs[] = {
 	  { { 0, RMBD_LEG_STATE_DOWN, "10.200.0.2", 7470, "baz", 4294967296ULL,
 	      1073741824ULL, 4, 3, 0 },
 	    { 1, RMBD_LEG_STATE_UP, "10.200.0.3", 7470, "baz2", 8589934592ULL,
-	      1073741824ULL, 8, 0, 0 } }, RMBD_LAYOUT_MIRROR },
+	      1073741824ULL, 8, 0, 0 } }, RMBD_LAYOUT_MIRROR, 2, 1073741824ULL },
 	/* A live mirror with its second leg stale: degraded */
 	{ 8, "rmbd8", 1073741824ULL, 67108864ULL, RMBD_DEV_STATE_LIVE,
 	  "10.200.0.1", 7470, "m0", 2, 128, 0, 2, 60, 1, false,
@@ -110,7 +110,7 @@ static const struct rmbd_dev_info fake_devs[] = {
 	      67108864ULL, 16, 0, 0 },
 	    { 1, RMBD_LEG_STATE_STALE, "10.201.0.1", 7470, "m1",
 	      2147483648ULL, 67108864ULL, 32, 1, 5242880ULL } },
-	  RMBD_LAYOUT_MIRROR },
+	  RMBD_LAYOUT_MIRROR, 2, 67108864ULL },
 };
 
 /*
@@ -323,8 +323,8 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 					"%s%s %u %s", i ? " + " : "legs ",
 					legs[i].addr, legs[i].port,
 					legs[i].export_name);
-		fake_log("dev_connect %s layout %u %u %u %u %u %s %d %d %s %zu",
-			 where, opts->layout, opts->nr_io_queues,
+		fake_log("dev_connect %s layout %u %u %u %u %u %u %s %d %d %s %zu",
+			 where, opts->layout, opts->copies, opts->nr_io_queues,
 			 opts->queue_depth, opts->nr_poll_queues,
 			 opts->reconnect_delay, loss, opts->shared,
 			 opts->read_only, opts->host ? opts->host : "-",
@@ -380,7 +380,14 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 		 opts->host ? opts->host : "rmbd:uuid:default");
 	out->auth = opts->secret != NULL;
 	out->read_only = opts->read_only;
-	out->layout = RMBD_LAYOUT_MIRROR;
+	out->layout = opts->layout ? opts->layout : RMBD_LAYOUT_MIRROR;
+	out->copies = out->layout == RMBD_LAYOUT_POOL ?
+		      (opts->copies ? opts->copies : 2) : nr_legs;
+	out->extent_size = out->slab_size;
+	/* A pool of such legs: nr_legs / copies as large */
+	if (out->layout == RMBD_LAYOUT_POOL)
+		out->size = out->size / out->extent_size * nr_legs /
+			    out->copies * out->extent_size;
 	out->nr_legs = nr_legs;
 	for (i = 0; i < nr_legs; i++) {
 		struct rmbd_leg_info *l = &out->legs[i];
@@ -612,7 +619,8 @@ const char *rmbd_leg_state_name(uint8_t state)
 
 const char *rmbd_layout_name(uint8_t layout)
 {
-	return layout == RMBD_LAYOUT_MIRROR ? "mirror" : "unknown";
+	return layout == RMBD_LAYOUT_MIRROR ? "mirror" :
+	       layout == RMBD_LAYOUT_POOL ? "pool" : "unknown";
 }
 
 const char *rmbd_dev_state_name(uint8_t state)

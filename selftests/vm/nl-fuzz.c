@@ -678,7 +678,7 @@ enum ptype { P_UNSPEC, P_U8, P_U16, P_U32, P_U64, P_STR, P_FLAG, P_REJECT,
 enum vclass {
 	V_RAW, V_NAME, V_SIZE, V_SLAB, V_ADDR, V_PORT, V_INDEX, V_IOQ,
 	V_POLLQ, V_DEPTH, V_DELAY, V_LOSS, V_FLAG, V_HOST, V_SESSIONS,
-	V_LAYOUT, V_LEG,
+	V_LAYOUT, V_LEG, V_COPIES,
 };
 
 #define CK_MIN	1
@@ -800,9 +800,12 @@ static const struct apol client_pol[RMBD_CLIENT_ATTR_MAX + 1] = {
 		POL_NARRAY(client_leg_pol, RMBD_LEG_ATTR_MAX),
 	[RMBD_CLIENT_ATTR_LEG]		= POL_REJECT,
 	[RMBD_CLIENT_ATTR_LAYOUT]	=
-		POL_RANGE(P_U8, RMBD_LAYOUT_MIRROR, RMBD_LAYOUT_MIRROR, V_LAYOUT),
+		POL_RANGE(P_U8, RMBD_LAYOUT_MIRROR, RMBD_LAYOUT_POOL, V_LAYOUT),
 	[RMBD_CLIENT_ATTR_LEG_INDEX]	=
 		POL_MAX(P_U32, RMBD_MAX_LEGS - 1, V_LEG),
+	[RMBD_CLIENT_ATTR_COPIES]	=
+		POL_RANGE(P_U8, 1, RMBD_MAX_LEGS, V_COPIES),
+	[RMBD_CLIENT_ATTR_EXTENT_SIZE]	= POL_REJECT,
 };
 
 enum effect { E_NONE, E_CREATE, E_DELETE };
@@ -814,7 +817,7 @@ struct op {
 	bool reply;		/* a doit that succeeds replies */
 	enum effect effect;
 	uint16_t req[4];	/* required, in the order checked */
-	uint16_t opt[12];
+	uint16_t opt[13];
 };
 
 static const struct op target_ops[] = {
@@ -852,7 +855,8 @@ static const struct op client_ops[] = {
 	    RMBD_CLIENT_ATTR_RECONNECT_DELAY, RMBD_CLIENT_ATTR_LOSS_TIMEOUT,
 	    RMBD_CLIENT_ATTR_SHARED, RMBD_CLIENT_ATTR_HOST,
 	    RMBD_CLIENT_ATTR_SECRET, RMBD_CLIENT_ATTR_READ_ONLY,
-	    RMBD_CLIENT_ATTR_LAYOUT, RMBD_CLIENT_ATTR_LEGS } },
+	    RMBD_CLIENT_ATTR_LAYOUT, RMBD_CLIENT_ATTR_LEGS,
+	    RMBD_CLIENT_ATTR_COPIES } },
 	{ RMBD_CLIENT_CMD_DEV_DISCONNECT, true, false, false, E_DELETE,
 	  { RMBD_CLIENT_ATTR_DEV_INDEX }, { RMBD_CLIENT_ATTR_FORCE } },
 	{ RMBD_CLIENT_CMD_DEV_GET, true, true, true, E_NONE,
@@ -1647,6 +1651,36 @@ static uint64_t tb_u64(const unsigned char *h, const struct expect *x,
 }
 
 /*
+ * rmbd_c_connect()'s layout checks, once the legs are parsed: a pool of
+ * two legs or more, with no more copies than legs (default 2); a mirror
+ * with as many copies as legs, if any are given.  True when it refuses.
+ */
+static bool model_layout(const unsigned char *h, struct expect *x)
+{
+	int lay = x->tb[RMBD_CLIENT_ATTR_LAYOUT];
+	int cp = x->tb[RMBD_CLIENT_ATTR_COPIES];
+	int legs = x->nr_legs ? x->nr_legs : 1;
+	int copies = cp >= 0 ? h[cp + NLA_HDRLEN] : -1;
+
+	if (lay >= 0 && h[lay + NLA_HDRLEN] == RMBD_LAYOUT_POOL) {
+		if (legs < 2) {
+			refuse(x, EINVAL, lay, true, "a pool of one leg");
+			return true;
+		}
+		if (copies > legs) {
+			refuse(x, EINVAL, cp, true, "more copies than legs");
+			return true;
+		}
+		return false;
+	}
+	if (cp >= 0 && copies != legs) {
+		refuse(x, EINVAL, cp, true, "a mirror's copies not its legs");
+		return true;
+	}
+	return false;
+}
+
+/*
  * An address inet_pton_with_scope() takes, for the attribute at OFFS (the
  * extack's offset on a refusal): true when the model refuses.
  */
@@ -1919,6 +1953,9 @@ static void model_doit(const unsigned char *h, struct expect *x)
 		       "a secret on host del, or a short one");
 		return;
 	}
+	if (x->fam == CLIENT && x->cmd == RMBD_CLIENT_CMD_DEV_CONNECT &&
+	    model_layout(h, x))
+		return;
 	if (x->fam == CLIENT && x->cmd == RMBD_CLIENT_CMD_DEV_CONNECT &&
 	    x->tb[RMBD_CLIENT_ATTR_SECRET] >= 0 &&
 	    (get16(h + x->tb[RMBD_CLIENT_ATTR_SECRET]) - NLA_HDRLEN <
@@ -2382,8 +2419,10 @@ static uint64_t gen_int(enum vclass v)
 		return r < 90 ? below(RMBD_MAX_LEGS + 1) : (uint32_t)rnd();
 	case V_LAYOUT:
 		if (r < 80)
-			return RMBD_LAYOUT_MIRROR;
+			return r < 50 ? RMBD_LAYOUT_MIRROR : RMBD_LAYOUT_POOL;
 		return r < 90 ? 0 : (uint8_t)rnd();
+	case V_COPIES:
+		return r < 90 ? below(RMBD_MAX_LEGS + 2) : (uint8_t)rnd();
 	default:
 		return rnd();
 	}

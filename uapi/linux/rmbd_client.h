@@ -190,6 +190,12 @@ enum rmbd_dev_event {
  *	lies on its legs; DEV_CONNECT: default RMBD_LAYOUT_MIRROR
  * @RMBD_CLIENT_ATTR_LEG_INDEX: u32, DEV_REPLACE: the leg replaced, below
  *	RMBD_MAX_LEGS
+ * @RMBD_CLIENT_ATTR_COPIES: u8, legs that hold each extent of the device
+ *	(R).  DEV_CONNECT: RMBD_LAYOUT_POOL only, 1..number of legs, default
+ *	2; a mirror's is its number of legs.
+ * @RMBD_CLIENT_ATTR_EXTENT_SIZE: u64, output: bytes of an extent, the unit
+ *	of placement (the smallest slab size among the legs), 0 before the
+ *	legs' first sessions
  */
 enum rmbd_client_attr {
 	RMBD_CLIENT_ATTR_UNSPEC,
@@ -220,6 +226,8 @@ enum rmbd_client_attr {
 	RMBD_CLIENT_ATTR_LEG,
 	RMBD_CLIENT_ATTR_LAYOUT,
 	RMBD_CLIENT_ATTR_LEG_INDEX,
+	RMBD_CLIENT_ATTR_COPIES,
+	RMBD_CLIENT_ATTR_EXTENT_SIZE,
 
 	__RMBD_CLIENT_ATTR_MAX,
 	RMBD_CLIENT_ATTR_MAX = __RMBD_CLIENT_ATTR_MAX - 1
@@ -231,9 +239,19 @@ enum rmbd_client_attr {
  *	as legs; the device is as large as the smallest export).  A write
  *	goes to every leg that is up and completes once all of them have
  *	it; a read goes to one leg that holds every write.
+ * @RMBD_LAYOUT_POOL: the device is cut into extents (EXTENT_SIZE), each
+ *	held by COPIES (R) of the N legs, placed as RAID-10's near layout:
+ *	copy k (0 <= k < R) of extent e lies on leg (e * R + k) mod N, in
+ *	that leg's extent slot (e * R + k) / N, at byte offset
+ *	slot * EXTENT_SIZE.  The device holds floor(N * S / R) extents, S
+ *	being the slots of the smallest export.  Writes go to the extent's
+ *	legs that are up, reads to one of them that holds every write, as
+ *	in a mirror.  A pool takes no discards (the block layer merges them
+ *	across extents); write zeroes it does.
  */
 enum rmbd_layout {
 	RMBD_LAYOUT_MIRROR = 1,
+	RMBD_LAYOUT_POOL,
 };
 
 /**

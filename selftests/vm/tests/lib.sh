@@ -222,22 +222,29 @@ link_up() {
 	[[ $RMBD_TRANSPORT != siw ]] || ip addr replace "$RMBD_ADDR/24" dev "$RMBD_NETDEV"
 }
 
-# A second soft-RoCE link for a mirror's second target: rxe1 on a dummy
-# d2 with RMBD_ADDR2, as the guest set up rxe0 on d0, and a listener
-# there.  second_link_del removes it (in a test's cleanup).
+# More soft-RoCE links for the other targets of a device over several:
+# rxe1 on a dummy d2 with RMBD_ADDR2 (second_link_add), rxe2 on d3 with
+# RMBD_ADDR3 (third_link_add), as the guest set up rxe0 on d0, each with
+# a listener.  second_link_del and third_link_del remove them (in a
+# test's cleanup).
 RMBD_ADDR2=10.201.0.1
-second_link_add() {
-	ip link add d2 type dummy && ip link set d2 mtu 4500 &&
-		ip addr add "$RMBD_ADDR2/24" dev d2 && ip link set d2 up &&
-		rdma link add rxe1 type rxe netdev d2 ||
-		fail "cannot set up rxe1 on d2"
-	rmbd_ok listener add "$RMBD_ADDR2" > /dev/null
+RMBD_ADDR3=10.202.0.1
+extra_link_add() {	# NETDEV RXE ADDR
+	ip link add "$1" type dummy && ip link set "$1" mtu 4500 &&
+		ip addr add "$3/24" dev "$1" && ip link set "$1" up &&
+		rdma link add "$2" type rxe netdev "$1" ||
+		fail "cannot set up $2 on $1"
+	rmbd_ok listener add "$3" > /dev/null
 }
-second_link_del() {
-	rdma link del rxe1 2> /dev/null
-	ip link del d2 2> /dev/null
+extra_link_del() {	# NETDEV RXE
+	rdma link del "$2" 2> /dev/null
+	ip link del "$1" 2> /dev/null
 	true
 }
+second_link_add() { extra_link_add d2 rxe1 "$RMBD_ADDR2"; }
+second_link_del() { extra_link_del d2 rxe1; }
+third_link_add() { extra_link_add d3 rxe2 "$RMBD_ADDR3"; }
+third_link_del() { extra_link_del d3 rxe2; }
 
 # Wait up to 10 s for the test's RDMA port to be ACTIVE again.
 wait_live_link() {

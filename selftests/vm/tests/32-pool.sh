@@ -1,0 +1,166 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# A pool of three legs, each on its own soft-RoCE link (exports p0, p1,
+# p2 of 24M in slabs of 2M, over d0, d2 and d3), two copies of each
+# extent: the device holds 36M, in extents of 2M placed as dev show -d
+# says.  fio writes and verifies the whole device while the third link
+# goes down for good: the device stays live (degraded) and dev replace
+# puts export p3, over the first link, in the lost leg's place, which
+# copies only the extents that leg holds (24 MiB of 36).  Then the
+# second link goes down too: the device still stays live, and when that
+# link is back the leg resyncs what it missed.  fio finds no error, the
+# block layer logs none, and each export connected alone holds the
+# device's extents where the placement shown says.
+# timeout=600
+
+set -eu
+source "$(dirname "$0")/lib.sh"
+require_rmbd
+command -v fio > /dev/null || skip "fio not installed"
+
+out=/run/rmbd-pool
+rm -rf "$out"
+mkdir -p "$out"
+MiB=$(( 1 << 20 ))
+
+cleanup() {
+	[[ -n ${fio_pid:-} ]] && kill "$fio_pid" 2> /dev/null
+	[[ -n ${mon:-} ]] && kill "$mon" 2> /dev/null
+	rmbd_reset > /dev/null 2>&1 || true
+	second_link_del
+	third_link_del
+}
+trap cleanup EXIT
+
+for m in p0 p1 p2 p3; do
+	target_setup "$m" 24M slab 2M
+done
+second_link_add
+third_link_add
+
+# Wrong layouts are refused, with the reason.
+usage_fails() {	# WHAT MESSAGE ARGS...
+	local what=$1 msg=$2 rc=0 err
+	shift 2
+	err=$("$RMBD_BIN" "$@" 2>&1 > /dev/null) || rc=$?
+	(( rc == 2 )) && [[ $err == *"$msg"* ]] ||
+		fail "$what: 'rmbd $*' exited with $rc: $err"
+}
+usage_fails "copies over legs" "invalid copies '3' (1-2, the legs)" \
+	dev connect addr "$RMBD_ADDR" export p0 addr "$RMBD_ADDR2" export p1 layout pool copies 3
+usage_fails "copies of a mirror" "copies belongs to layout pool" \
+	dev connect addr "$RMBD_ADDR" export p0 addr "$RMBD_ADDR2" export p1 copies 2
+rmbd_fails "a pool of one leg" dev connect addr "$RMBD_ADDR" export p0 layout pool
+[[ $RMBD_ERR == *"a pool needs two legs or more"* ]] || fail "a pool of one leg: '$RMBD_ERR'"
+[[ $(dev_count) == 0 ]] || fail "a refused pool left a device"
+
+dev=$(rmbd_ok dev connect addr "$RMBD_ADDR" export p0 addr "$RMBD_ADDR2" export p1 \
+	addr "$RMBD_ADDR3" export p2 layout pool copies 2 reconnect_delay 1 \
+	loss_timeout 120 | tail -n 1)
+[[ $dev =~ ^rmbd[0-9]+$ ]] || fail "dev connect printed '$dev'"
+wait_node "/dev/$dev" || fail "/dev/$dev did not appear"
+log "connected: $(rmbd_cli -d dev show "$dev" | tr '\n' '|')"
+got=$(dev_jq "$dev" '"\(.layout) \(.copies) \(.size) \(.placement.extent_size) \(.placement.extents) \(.placement.period) \(.placement.period_leg_bytes)"')
+[[ $got == "pool 2 $(( 36 * MiB )) $(( 2 * MiB )) 18 3 $(( 4 * MiB ))" ]] ||
+	fail "a pool of 3 x 24M, 2 copies, extents of 2M: $got"
+got=$(dev_jq "$dev" '[.placement.pattern[] | [.copies[] | "\(.leg)@\(.offset)"] | join(",")] | join(" ")')
+[[ $got == "0@0,1@0 2@0,0@$(( 2 * MiB )) 1@$(( 2 * MiB )),2@$(( 2 * MiB ))" ]] ||
+	fail "placement of the first three extents: $got"
+(( $(blockdev --getsize64 "/dev/$dev") == 36 * MiB )) ||
+	fail "/dev/$dev has $(blockdev --getsize64 "/dev/$dev") bytes, not 36M"
+rmbd_cli -d dev show "$dev" | grep -q "placement: extent $(( 2 * MiB )) extents 18 repeat every 3" ||
+	fail "dev show -d shows no placement: $(rmbd_cli -d dev show "$dev")"
+
+"$RMBD_BIN" -j monitor dev > "$out/events" 2> "$out/monitor.err" &
+mon=$!
+sleep 1
+io_errors() { dmesg | grep -c "error, dev $dev," || true; }
+errors0=$(io_errors)
+fio_verify_start "$dev" 0 36M "$out"
+sleep 2
+
+# Wait up to 20 s for leg N to be STATE, failing if the device leaves live.
+wait_leg() {	# N STATE WHAT
+	local t0 st
+	t0=$(usec)
+	while st=$(dev_jq "$dev" ".legs[$1].state"); [[ $st != "$2" ]]; do
+		[[ $(dev_field "$dev" state) == live ]] ||
+			fail "the device went $(dev_field "$dev" state): $3"
+		(( $(usec) - t0 < 20000000 )) || fail "leg $1 is $st 20 s on: $3"
+		sleep 0.1
+	done
+	log "leg $1 $2 after $(( ($(usec) - t0) / 1000 )) ms: $3"
+}
+
+# The third target goes for good: its leg is down, the device live.
+ip link set d3 down
+wait_leg 2 down "third link down"
+for (( i = 0; i < 30; i++ )); do
+	[[ $(dev_field "$dev" state) == live ]] || fail "the device went $(dev_field "$dev" state) with one leg down"
+	kill -0 "$fio_pid" 2> /dev/null || fail "fio exited with a leg down: $(cat "$out"/fio.*.out | tail -n 5)"
+	sleep 0.1
+done
+[[ $(dev_field "$dev" degraded) == true ]] || fail "a pool with a leg down is not shown degraded"
+
+# Replaced by p3 over the first link: only what leg 2 holds is copied.
+rmbd_ok dev replace "$dev" leg 2 with addr "$RMBD_ADDR" export p3 > /dev/null
+t0=$(usec)
+while leg=$(dev_jq "$dev" '.legs[2] | "\(.state) \(.export) \(.dirty)"'); [[ $leg != "up p3 0" ]]; do
+	(( $(usec) - t0 < 60000000 )) || fail "leg 2 is '$leg' 60 s after the replace"
+	[[ $(dev_field "$dev" state) == live ]] || fail "the device went $(dev_field "$dev" state) during the rebuild"
+	sleep 0.2
+done
+copied=$(dmesg | grep -o "$dev: leg 2: resync of [0-9]* MiB starts" | tail -n 1 | grep -o '[0-9]* MiB')
+[[ $copied == "24 MiB" ]] || fail "the rebuild of leg 2 copied '$copied', not the 24 MiB it holds"
+log "p3 in sync $(( ($(usec) - t0) / 1000 )) ms later, $copied copied: $(dmesg | grep -o 'leg 2 in sync again.*' | tail -n 1)"
+
+# A second target goes after the rebuild: still live, no error.
+ip link set d2 down
+wait_leg 1 down "second link down after the rebuild"
+sleep 3
+[[ $(dev_field "$dev" state) == live ]] || fail "the device went $(dev_field "$dev" state) with leg 1 down"
+ip link set d2 up
+t0=$(usec)
+while leg=$(dev_jq "$dev" '.legs[1] | "\(.state) \(.dirty)"'); [[ $leg != "up 0" ]]; do
+	(( $(usec) - t0 < 60000000 )) || fail "leg 1 is '$leg' 60 s after its link came back"
+	sleep 0.2
+done
+copied=$(dmesg | grep -o "$dev: leg 1: resync of [0-9]* MiB starts" | tail -n 1 | grep -o '[0-9]* MiB')
+[[ -n $copied ]] && (( ${copied% MiB} <= 24 )) || fail "leg 1's resync copied '$copied' (24 MiB at most)"
+log "leg 1 back and in sync $(( ($(usec) - t0) / 1000 )) ms later, $copied copied"
+sleep 2
+fio_verify_stop "$out"
+[[ $(dev_field "$dev" degraded) == false ]] || fail "in sync again, the pool is still degraded"
+kill "$mon" 2> /dev/null
+wait "$mon" 2> /dev/null || true
+mon=
+names=$(jq -r --arg d "$dev" 'select(.name == $d) | .event' "$out/events" | sort -u | tr '\n' ' ')
+for e in degraded replaced resync healthy; do
+	[[ " $names" == *" $e "* ]] || fail "no $e event: $names"
+done
+errors=$(( $(io_errors) - errors0 ))
+(( errors == 0 )) || fail "the block layer logged $errors I/O errors of $dev: $(dmesg | grep -m 2 "error, dev $dev," | tr '\n' ' ')"
+
+# Each extent lies on its legs where the placement says.
+dev_jq "$dev" '.placement' > "$out/placement"
+legs=(p0 p1 p3)
+dd if="/dev/$dev" of="$out/pool.img" bs=1M iflag=direct status=none || fail "cannot read the pool"
+dev_disconnect "$dev"
+for l in 0 1 2; do
+	one=$(dev_connect "${legs[l]}")
+	dd if="/dev/$one" of="$out/leg$l.img" bs=1M iflag=direct status=none ||
+		fail "cannot read export ${legs[l]} alone"
+	dev_disconnect "$one"
+done
+period=3
+for (( e = 0; e < 18; e++ )); do
+	for k in 0 1; do
+		read -r l off < <(jq -r --argjson p $(( e % period )) --argjson k "$k" \
+			'.pattern[$p].copies[$k] | "\(.leg) \(.offset)"' "$out/placement")
+		off=$(( off + e / period * 4 * MiB ))
+		cmp -n $(( 2 * MiB )) -i "$(( e * 2 * MiB )):$off" "$out/pool.img" "$out/leg$l.img" > /dev/null ||
+			fail "extent $e, copy $k: not at leg $l (${legs[l]}) offset $off"
+	done
+done
+log "each of the 18 extents is on its two legs where dev show -d says"
