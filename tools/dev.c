@@ -220,8 +220,9 @@ static void dev_help(FILE *f)
 		"             (rmbd host)\n"
 		"       replace: leg N of DEV goes, a new leg to LEG takes its "
 		"place, and the\n"
-		"                device's data is copied to it in the background "
-		"(resync)\n",
+		"                device's data (of a pool: the extents the leg "
+		"holds) is copied\n"
+		"                to it in the background (resync)\n",
 		RMBD_DEFAULT_PORT, RMBD_MAX_LEGS, RMBD_MAX_IO_QUEUES,
 		RMBD_MAX_IO_QUEUES,
 		RMBD_MAX_QUEUE_DEPTH, RMBD_DEFAULT_QUEUE_DEPTH,

@@ -518,6 +518,7 @@ void rmbd_c_dev_exit(void);
 /* layout.c: which legs hold what, and what they missed */
 u64 rmbd_c_layout_size(struct rmbd_c_dev *dev, u64 leg_size, u64 extent);
 bool rmbd_c_dev_readable(struct rmbd_c_dev *dev);
+bool rmbd_c_dev_readable_without(struct rmbd_c_dev *dev, unsigned int i);
 bool rmbd_c_dev_recoverable(struct rmbd_c_dev *dev);
 void rmbd_c_leg_mark_held(struct rmbd_c_leg *leg);
 void rmbd_c_leg_missed(struct rmbd_c_leg *leg, u64 pos, u64 len);

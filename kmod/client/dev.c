@@ -1093,22 +1093,6 @@ static int rmbd_c_leg_fits(struct rmbd_c_dev *dev, struct rmbd_c_leg *leg,
 	return 0;
 }
 
-/* Whether a leg of @dev but leg @i is up and holds every write. */
-static bool rmbd_c_other_in_sync(struct rmbd_c_dev *dev, unsigned int i)
-{
-	struct rmbd_c_leg *leg;
-	unsigned int j;
-
-	for (j = 0; j < dev->nr_legs; j++) {
-		leg = dev->legs[j];
-		if (j != i && test_bit(RMBD_C_LEG_UP, &leg->flags) &&
-		    test_bit(RMBD_C_LEG_IN_SYNC, &leg->flags) &&
-		    !test_bit(RMBD_C_LEG_FAILED, &leg->flags))
-			return true;
-	}
-	return false;
-}
-
 /*
  * Put @leg, up and its recovery_lock held, in the place of leg @i of
  * @dev, whose session goes; -ENODATA, with nothing changed, when no other
@@ -1129,7 +1113,7 @@ static int rmbd_c_leg_swap(struct rmbd_c_dev *dev, unsigned int i,
 	 */
 	mutex_lock_nested(&old->recovery_lock, 1);
 	mutex_lock(&rmbd_c_mutex);
-	ok = rmbd_c_other_in_sync(dev, i);
+	ok = rmbd_c_dev_readable_without(dev, i);
 	if (ok) {
 		set_bit(RMBD_C_LEG_FAILED, &old->flags);
 		old->stopping = true;
@@ -1178,8 +1162,10 @@ static int rmbd_c_replace_ok(struct rmbd_c_dev *dev, unsigned int i,
 		*why = "the device has no such leg";
 		return -ENOENT;
 	}
-	if (!rmbd_c_other_in_sync(dev, i)) {
-		*why = "no other leg is up and holds every write: the new leg would have nothing to copy from";
+	if (!rmbd_c_dev_readable_without(dev, i)) {
+		*why = dev->layout == RMBD_LAYOUT_POOL ?
+		       "no other leg is up and holds every write of some extent of this leg: the new leg would have nothing to copy from" :
+		       "no other leg is up and holds every write: the new leg would have nothing to copy from";
 		return -ENODATA;
 	}
 	return 0;

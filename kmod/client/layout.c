@@ -127,6 +127,19 @@ bool rmbd_c_dev_readable(struct rmbd_c_dev *dev)
 }
 
 /**
+ * rmbd_c_dev_readable_without() - whether every extent has a copy up that
+ * holds every write, on a leg other than @i and not failed
+ * @dev: the device
+ * @i: the leg to do without (a replace's)
+ */
+bool rmbd_c_dev_readable_without(struct rmbd_c_dev *dev, unsigned int i)
+{
+	return rmbd_c_covered(dev, rmbd_c_legs_with(dev,
+			BIT(RMBD_C_LEG_UP) | BIT(RMBD_C_LEG_IN_SYNC),
+			BIT(RMBD_C_LEG_FAILED)) & ~BIT(i));
+}
+
+/**
  * rmbd_c_dev_recoverable() - whether every extent has a copy that holds
  * every write on a leg not failed for good
  * @dev: the device

@@ -4,14 +4,15 @@
 # A pool of three legs, each on its own soft-RoCE link (exports p0, p1,
 # p2 of 24M in slabs of 2M, over d0, d2 and d3), two copies of each
 # extent: the device holds 36M, in extents of 2M placed as dev show -d
-# says.  fio writes and verifies the whole device while the third link
-# goes down for good: the device stays live (degraded) and dev replace
-# puts export p3, over the first link, in the lost leg's place, which
-# copies only the extents that leg holds (24 MiB of 36).  Then the
-# second link goes down too: the device still stays live, and when that
-# link is back the leg resyncs what it missed.  fio finds no error, the
-# block layer logs none, and each export connected alone holds the
-# device's extents where the placement shown says.
+# says.  fio writes and verifies its first 30M while the third link goes
+# down for good: the device stays live (degraded) and dev replace puts
+# export p3, over the first link, in the lost leg's place, which copies
+# only the extents that leg holds (24 MiB of 36).  Then the second link
+# goes down too, dd writes extent 15 (on legs 0 and 1): the device still
+# stays live, and when that link is back the leg resyncs what it missed.
+# fio finds no error, the block layer logs none, and each export
+# connected alone holds the device's extents where the placement shown
+# says.
 # timeout=600
 
 set -eu
@@ -77,7 +78,8 @@ mon=$!
 sleep 1
 io_errors() { dmesg | grep -c "error, dev $dev," || true; }
 errors0=$(io_errors)
-fio_verify_start "$dev" 0 36M "$out"
+# fio on the first 30M; extents 15 to 17 are for dd.
+fio_verify_start "$dev" 0 30M "$out"
 sleep 2
 
 # Wait up to 20 s for leg N to be STATE, failing if the device leaves live.
@@ -103,6 +105,11 @@ for (( i = 0; i < 30; i++ )); do
 done
 [[ $(dev_field "$dev" degraded) == true ]] || fail "a pool with a leg down is not shown degraded"
 
+# Leg 0 cannot go: extents 1, 4, ... are on legs 2 and 0 (a mirror of
+# three would let it, leg 1 being in sync).
+rmbd_fails "a leg whose extents have no other copy" dev replace "$dev" leg 0 with addr "$RMBD_ADDR" export p3
+[[ $RMBD_ERR == *"no other leg is up and holds every write of some extent of this leg"* ]] ||
+	fail "replace of leg 0 with leg 2 down: '$RMBD_ERR'"
 # Replaced by p3 over the first link: only what leg 2 holds is copied.
 rmbd_ok dev replace "$dev" leg 2 with addr "$RMBD_ADDR" export p3 > /dev/null
 t0=$(usec)
@@ -111,13 +118,17 @@ while leg=$(dev_jq "$dev" '.legs[2] | "\(.state) \(.export) \(.dirty)"'); [[ $le
 	[[ $(dev_field "$dev" state) == live ]] || fail "the device went $(dev_field "$dev" state) during the rebuild"
 	sleep 0.2
 done
-copied=$(dmesg | grep -o "$dev: leg 2: resync of [0-9]* MiB starts" | tail -n 1 | grep -o '[0-9]* MiB')
+copied=$(dmesg | grep -o "$dev: leg 2: resync of [0-9]* MiB starts" | tail -n 1 | grep -o '[0-9]* MiB' || true)
 [[ $copied == "24 MiB" ]] || fail "the rebuild of leg 2 copied '$copied', not the 24 MiB it holds"
 log "p3 in sync $(( ($(usec) - t0) / 1000 )) ms later, $copied copied: $(dmesg | grep -o 'leg 2 in sync again.*' | tail -n 1)"
 
 # A second target goes after the rebuild: still live, no error.
 ip link set d2 down
 wait_leg 1 down "second link down after the rebuild"
+# Extent 15 is on legs 0 and 1: leg 1 misses this write.
+head -c 2M /dev/urandom > "$out/late"
+dd if="$out/late" of="/dev/$dev" bs=1M seek=30 oflag=direct status=none ||
+	fail "a write with leg 1 down failed"
 sleep 3
 [[ $(dev_field "$dev" state) == live ]] || fail "the device went $(dev_field "$dev" state) with leg 1 down"
 ip link set d2 up
@@ -126,8 +137,11 @@ while leg=$(dev_jq "$dev" '.legs[1] | "\(.state) \(.dirty)"'); [[ $leg != "up 0"
 	(( $(usec) - t0 < 60000000 )) || fail "leg 1 is '$leg' 60 s after its link came back"
 	sleep 0.2
 done
-copied=$(dmesg | grep -o "$dev: leg 1: resync of [0-9]* MiB starts" | tail -n 1 | grep -o '[0-9]* MiB')
-[[ -n $copied ]] && (( ${copied% MiB} <= 24 )) || fail "leg 1's resync copied '$copied' (24 MiB at most)"
+copied=$(dmesg | grep -o "$dev: leg 1: resync of [0-9]* MiB starts" | tail -n 1 | grep -o '[0-9]* MiB' || true)
+[[ -n $copied ]] && (( ${copied% MiB} >= 2 && ${copied% MiB} <= 24 )) ||
+	fail "leg 1's resync copied '$copied' (2 MiB dd wrote while it was down, 24 MiB at most)"
+cmp "$out/late" <(dd if="/dev/$dev" bs=1M skip=30 count=2 iflag=direct status=none) ||
+	fail "2M written while leg 1 was down read back wrong"
 log "leg 1 back and in sync $(( ($(usec) - t0) / 1000 )) ms later, $copied copied"
 sleep 2
 fio_verify_stop "$out"
