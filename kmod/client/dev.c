@@ -492,15 +492,18 @@ static noinline int rmbd_c_disk_add(struct rmbd_c_dev *dev)
 	if (dev->zero_limit) {
 		/*
 		 * Discarded ranges read back as zeroes.  Not a pool's: the
-		 * block layer merges discards across chunk_sectors, and so
-		 * across extents that other legs hold.
+		 * block layer neither splits discards nor write zeroes at
+		 * chunk_sectors (it merges discards across them too), so
+		 * either may span extents that other legs hold.  Zeroes are
+		 * then written as data, which is split there.
 		 */
 		q->limits.discard_granularity = PAGE_SIZE;
-		if (dev->layout != RMBD_LAYOUT_POOL)
+		if (dev->layout != RMBD_LAYOUT_POOL) {
 			blk_queue_max_discard_sectors(q, dev->zero_limit >>
 						      SECTOR_SHIFT);
-		blk_queue_max_write_zeroes_sectors(q, dev->zero_limit >>
-						   SECTOR_SHIFT);
+			blk_queue_max_write_zeroes_sectors(q, dev->zero_limit >>
+							   SECTOR_SHIFT);
+		}
 	}
 	blk_queue_flag_set(QUEUE_FLAG_NONROT, q);
 	blk_queue_flag_clear(QUEUE_FLAG_ADD_RANDOM, q);
@@ -892,7 +895,9 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 		goto out_stop;
 	ret = rmbd_c_dirty_alloc(dev);
 	if (ret) {
-		*why = "could not allocate the legs' dirty maps";
+		*why = ret == -ENOSPC ?
+		       "the exports are smaller than an extent of the pool (the smallest slab size)" :
+		       "could not allocate the legs' dirty maps";
 		goto out_stop;
 	}
 	ret = rmbd_c_disk_add(dev);

@@ -82,13 +82,18 @@ u64 rmbd_c_layout_size(struct rmbd_c_dev *dev, u64 leg_size, u64 extent)
 /*
  * Whether every extent has a copy on one of the legs in @good (a mask of
  * leg indexes).  The extents' first copies are on the multiples of
- * gcd(R, N): a mirror's only on leg 0, with all of its legs.
+ * gcd(R, N), in turn from extent 0 on (a mirror's only on leg 0, with
+ * all of its legs); a device of fewer extents has only theirs.
  */
 static bool rmbd_c_covered(struct rmbd_c_dev *dev, unsigned long good)
 {
-	unsigned int n = dev->nr_legs, r = dev->copies, s, k;
+	unsigned int n = dev->nr_legs, r = dev->copies, e, s, k, period;
 
-	for (s = 0; s < n; s += gcd(r, n)) {
+	period = n / gcd(r, n);
+	if (dev->size)
+		period = min_t(u64, period, dev->size >> dev->extent_shift);
+	for (e = 0; e < period; e++) {
+		s = e * r % n;
 		for (k = 0; k < r; k++)
 			if (good & BIT((s + k) % n))
 				break;
@@ -111,6 +116,21 @@ static unsigned long rmbd_c_legs_with(struct rmbd_c_dev *dev,
 			mask |= BIT(i);
 	}
 	return mask;
+}
+
+/*
+ * Whether a write that misses the legs of @missed (its extent's legs that
+ * are down, or that failed it) leaves every extent with a leg in sync,
+ * which then holds every completed write: else the write must wait.  A
+ * mirror's write so needs a leg in sync that took it; a pool's may not
+ * make the last leg in sync of another extent stale.  Under
+ * dev->sync_lock.
+ */
+static bool rmbd_c_write_synced(struct rmbd_c_dev *dev, unsigned long missed)
+{
+	lockdep_assert_held(&dev->sync_lock);
+	return rmbd_c_covered(dev, rmbd_c_legs_with(dev,
+			BIT(RMBD_C_LEG_IN_SYNC), 0) & ~missed);
 }
 
 /**
@@ -270,8 +290,9 @@ blk_status_t rmbd_c_write_parts(struct rmbd_c_dev *dev,
 				struct blk_mq_hw_ctx *hctx, struct rmbd_c_req *req,
 				struct request *rq, u64 pos, unsigned int *nr)
 {
-	unsigned int i, k, n = 0, first = rmbd_c_first_copy(dev, pos);
-	bool skipped = false, synced = false;
+	unsigned int k, n = 0, first = rmbd_c_first_copy(dev, pos);
+	unsigned long missed = 0;
+	bool synced;
 	struct rmbd_c_queue *q;
 	struct rmbd_c_leg *leg;
 	blk_status_t status;
@@ -284,7 +305,7 @@ blk_status_t rmbd_c_write_parts(struct rmbd_c_dev *dev,
 		if (dev->nr_legs > 1 &&
 		    (!test_bit(RMBD_C_LEG_UP, &leg->flags) ||
 		     !test_bit(RMBD_C_Q_LIVE, &q->flags))) {
-			skipped = true;
+			missed |= BIT(leg->index);
 			continue;
 		}
 		lpos = rmbd_c_copy_pos(dev, pos, k);
@@ -294,7 +315,7 @@ blk_status_t rmbd_c_write_parts(struct rmbd_c_dev *dev,
 		/* Its queue failed meanwhile: the leg is going down. */
 		if (unlikely(status == BLK_STS_IOERR && dev->nr_legs > 1 &&
 			     !test_bit(RMBD_C_Q_LIVE, &q->flags))) {
-			skipped = true;
+			missed |= BIT(leg->index);
 			continue;
 		}
 		if (unlikely(status)) {
@@ -304,17 +325,13 @@ blk_status_t rmbd_c_write_parts(struct rmbd_c_dev *dev,
 		n++;
 	}
 	*nr = n;
-	if (likely(!skipped))
+	if (likely(!missed))
 		return BLK_STS_OK;
 	spin_lock_irqsave(&dev->sync_lock, flags);
-	for (i = 0; i < n; i++)
-		if (test_bit(RMBD_C_LEG_IN_SYNC, &req->io[i]->queue->leg->flags))
-			synced = true;
+	synced = n && rmbd_c_write_synced(dev, missed);
 	for (k = 0; synced && k < dev->copies; k++) {
 		leg = rmbd_c_copy_leg(dev, first, k);
-		if (!test_bit(RMBD_C_LEG_UP, &leg->flags) ||
-		    !test_bit(RMBD_C_Q_LIVE,
-			      &rmbd_c_leg_queue(leg, hctx)->flags))
+		if (missed & BIT(leg->index))
 			rmbd_c_leg_missed(leg, pos, blk_rq_bytes(rq));
 	}
 	spin_unlock_irqrestore(&dev->sync_lock, flags);
@@ -334,6 +351,7 @@ MODULE_PARM_DESC(resync_rate,
  * The legs' dirty maps, once their first sessions are set up: a bit for
  * each region of the device (1 MiB, larger for a device of more than
  * 1 TiB); and the resync's buffer.  A device of one leg needs neither.
+ * -ENOSPC for a pool whose exports hold no extent.
  */
 int rmbd_c_dirty_alloc(struct rmbd_c_dev *dev)
 {
@@ -348,6 +366,8 @@ int rmbd_c_dirty_alloc(struct rmbd_c_dev *dev)
 	}
 	/* The device's size, as the disk will have it */
 	size = rmbd_c_layout_size(dev, size, slab);
+	if (!size)
+		return -ENOSPC;
 	dev->region_shift = RMBD_C_REGION_SHIFT;
 	while (DIV_ROUND_UP_ULL(size, 1ULL << dev->region_shift) >
 	       (1UL << RMBD_C_MAX_REGIONS_SHIFT))
@@ -653,11 +673,11 @@ out:
 bool rmbd_c_legs_decide(struct rmbd_c_dev *dev, struct request *rq)
 {
 	struct rmbd_c_req *req = blk_mq_rq_to_pdu(rq);
+	bool synced, took = false;
+	unsigned long flags, missed = 0;
 	unsigned int i, first;
 	struct rmbd_c_leg *leg;
 	struct rmbd_c_io *io;
-	unsigned long flags;
-	bool synced = false;
 
 	if (!op_is_write(req_op(rq))) {
 		req->tried |= BIT(req->io[0]->queue->leg->index);
@@ -677,10 +697,12 @@ bool rmbd_c_legs_decide(struct rmbd_c_dev *dev, struct request *rq)
 	spin_lock_irqsave(&dev->sync_lock, flags);
 	for (i = 0; i < req->nr_io; i++) {
 		io = req->io[i];
-		if (!io->status &&
-		    test_bit(RMBD_C_LEG_IN_SYNC, &io->queue->leg->flags))
-			synced = true;
+		if (io->status)
+			missed |= BIT(io->queue->leg->index);
+		else
+			took = true;
 	}
+	synced = took && rmbd_c_write_synced(dev, missed);
 	for (i = 0; synced && i < req->nr_io; i++) {
 		io = req->io[i];
 		if (io->status)

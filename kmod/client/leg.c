@@ -1197,8 +1197,10 @@ static bool rmbd_c_leg_back(struct rmbd_c_leg *leg, bool *gone)
 	if (!*gone) {
 		leg->nr_reconnects++;
 		clear_bit(RMBD_C_LEG_RECOVERING, &leg->flags);
+		/* A pool's legs may each hold only some of it. */
 		if (dev->state == RMBD_DEV_STATE_RECONNECTING &&
-		    test_bit(RMBD_C_LEG_IN_SYNC, &leg->flags)) {
+		    test_bit(RMBD_C_LEG_IN_SYNC, &leg->flags) &&
+		    rmbd_c_dev_readable(dev)) {
 			dev->state = RMBD_DEV_STATE_LIVE;
 			/* Pairs with rmbd_c_queue_rq(): the session is up. */
 			clear_bit_unlock(RMBD_C_DEV_RECOVERING, &dev->flags);

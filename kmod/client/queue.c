@@ -776,8 +776,8 @@ static blk_status_t rmbd_c_setup_read_mr(struct rmbd_c_leg *leg,
 }
 
 /*
- * Discard and write zeroes: RDMA WRITEs from the zero region.  Write
- * zeroes respects chunk_sectors; a discard may have merged across one
+ * Discard and write zeroes: RDMA WRITEs from the zero region.  Either
+ * may cross chunk_sectors (6.1 splits neither there; a mirror's only)
  * slab boundary (it is at most zero_len <= slab_size long): then a first
  * WRITE, a part, zeroes what is in the first slab.
  */

@@ -246,8 +246,8 @@ enum rmbd_client_attr {
  *	slot * EXTENT_SIZE.  The device holds floor(N * S / R) extents, S
  *	being the slots of the smallest export.  Writes go to the extent's
  *	legs that are up, reads to one of them that holds every write, as
- *	in a mirror.  A pool takes no discards (the block layer merges them
- *	across extents); write zeroes it does.
+ *	in a mirror.  A pool takes neither discards nor write zeroes (the
+ *	block layer does not split them at extents).
  */
 enum rmbd_layout {
 	RMBD_LAYOUT_MIRROR = 1,

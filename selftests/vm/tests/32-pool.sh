@@ -4,7 +4,7 @@
 # A pool of three legs, each on its own soft-RoCE link (exports p0, p1,
 # p2 of 24M in slabs of 2M, over d0, d2 and d3), two copies of each
 # extent: the device holds 36M, in extents of 2M placed as dev show -d
-# says.  fio writes and verifies its first 30M while the third link goes
+# says.  fio writes and verifies its first 24M while the third link goes
 # down for good: the device stays live (degraded) and dev replace puts
 # export p3, over the first link, in the lost leg's place, which copies
 # only the extents that leg holds (24 MiB of 36).  Then the second link
@@ -12,7 +12,9 @@
 # stays live, and when that link is back the leg resyncs what it missed.
 # fio finds no error, the block layer logs none, and each export
 # connected alone holds the device's extents where the placement shown
-# says.
+# says.  Before all that, on a pool of its own, two blips one after the
+# other (legs 0 and 1) leave leg 1 in sync, and the pool is live again as
+# soon as it is back.
 # timeout=600
 
 set -eu
@@ -56,6 +58,65 @@ rmbd_fails "a pool of one leg" dev connect addr "$RMBD_ADDR" export p0 layout po
 [[ $RMBD_ERR == *"a pool needs two legs or more"* ]] || fail "a pool of one leg: '$RMBD_ERR'"
 [[ $(dev_count) == 0 ]] || fail "a refused pool left a device"
 
+io_errors() { dmesg | grep -c "error, dev $dev," || true; }
+
+# Wait up to 20 s for leg N to be STATE, failing if the device leaves live.
+wait_leg() {	# N STATE WHAT
+	local t0 st
+	t0=$(usec)
+	while st=$(dev_jq "$dev" ".legs[$1].state"); [[ $st != "$2" ]]; do
+		[[ $(dev_field "$dev" state) == live ]] ||
+			fail "the device went $(dev_field "$dev" state): $3"
+		(( $(usec) - t0 < 20000000 )) || fail "leg $1 is $st 20 s on: $3"
+		sleep 0.1
+	done
+	log "leg $1 $2 after $(( ($(usec) - t0) / 1000 )) ms: $3"
+}
+
+# Two blips: leg 0 goes and misses writes (stale), then leg 1, with
+# writes in flight to extents of legs 1 and 2.  Those writes wait rather
+# than make leg 1 stale too: extent 0's only copy in sync would be gone.
+# So when leg 1 is back in sync the pool is live again at once, and leg
+# 0 is resynced when its link is back.
+dev=$(rmbd_ok dev connect addr "$RMBD_ADDR" export p0 addr "$RMBD_ADDR2" export p1 \
+	addr "$RMBD_ADDR3" export p2 layout pool reconnect_delay 1 \
+	loss_timeout 120 | tail -n 1)
+wait_node "/dev/$dev" || fail "/dev/$dev did not appear"
+errors0=$(io_errors)
+fio_verify_start "$dev" 0 24M "$out"
+sleep 2
+link_down
+wait_leg 0 down "first link down"
+sleep 2
+ip link set d2 down
+t0=$(usec)
+while st=$(dev_jq "$dev" '"\(.state) \(.legs[1].state)"'); [[ $st != "reconnecting down" ]]; do
+	(( $(usec) - t0 < 20000000 )) || fail "legs 0 and 1 down: '$st' 20 s on, not reconnecting"
+	sleep 0.1
+done
+log "legs 0 and 1 down: extent 0 has no copy up, the pool waits"
+sleep 2
+ip link set d2 up
+t0=$(usec)
+while st=$(dev_jq "$dev" '"\(.state) \(.legs[1].state)"'); [[ $st != "live up" ]]; do
+	(( $(usec) - t0 < 30000000 )) || fail "leg 1 back: '$st' 30 s on (not live with leg 1 in sync)"
+	sleep 0.1
+done
+log "leg 1 back in sync: live again after $(( ($(usec) - t0) / 1000 )) ms, with leg 0 $(dev_jq "$dev" '.legs[0].state')"
+link_up
+t0=$(usec)
+while st=$(dev_jq "$dev" '[.legs[] | "\(.state)/\(.dirty)"] | join(" ")'); [[ $st != "up/0 up/0 up/0" ]]; do
+	(( $(usec) - t0 < 60000000 )) || fail "legs '$st' 60 s after the first link came back"
+	sleep 0.2
+done
+sleep 1
+fio_verify_stop "$out"
+errors=$(( $(io_errors) - errors0 ))
+(( errors == 0 )) || fail "the block layer logged $errors I/O errors of $dev after two blips"
+log "after two blips the pool is healthy, fio found no error"
+dev_disconnect "$dev"
+rm -f "$out"/stop "$out"/passes "$out"/fio.*
+
 dev=$(rmbd_ok dev connect addr "$RMBD_ADDR" export p0 addr "$RMBD_ADDR2" export p1 \
 	addr "$RMBD_ADDR3" export p2 layout pool copies 2 reconnect_delay 1 \
 	loss_timeout 120 | tail -n 1)
@@ -76,24 +137,11 @@ rmbd_cli -d dev show "$dev" | grep -q "placement: extent $(( 2 * MiB )) extents 
 "$RMBD_BIN" -j monitor dev > "$out/events" 2> "$out/monitor.err" &
 mon=$!
 sleep 1
-io_errors() { dmesg | grep -c "error, dev $dev," || true; }
 errors0=$(io_errors)
-# fio on the first 30M; extents 15 to 17 are for dd.
-fio_verify_start "$dev" 0 30M "$out"
+# fio on the first 24M; extents 12 to 17 are for dd.
+fio_verify_start "$dev" 0 24M "$out"
 sleep 2
 
-# Wait up to 20 s for leg N to be STATE, failing if the device leaves live.
-wait_leg() {	# N STATE WHAT
-	local t0 st
-	t0=$(usec)
-	while st=$(dev_jq "$dev" ".legs[$1].state"); [[ $st != "$2" ]]; do
-		[[ $(dev_field "$dev" state) == live ]] ||
-			fail "the device went $(dev_field "$dev" state): $3"
-		(( $(usec) - t0 < 20000000 )) || fail "leg $1 is $st 20 s on: $3"
-		sleep 0.1
-	done
-	log "leg $1 $2 after $(( ($(usec) - t0) / 1000 )) ms: $3"
-}
 
 # The third target goes for good: its leg is down, the device live.
 ip link set d3 down
@@ -121,6 +169,9 @@ done
 copied=$(dmesg | grep -o "$dev: leg 2: resync of [0-9]* MiB starts" | tail -n 1 | grep -o '[0-9]* MiB' || true)
 [[ $copied == "24 MiB" ]] || fail "the rebuild of leg 2 copied '$copied', not the 24 MiB it holds"
 log "p3 in sync $(( ($(usec) - t0) / 1000 )) ms later, $copied copied: $(dmesg | grep -o 'leg 2 in sync again.*' | tail -n 1)"
+
+# The third link is back, for the two blips below; no leg uses it now.
+ip link set d3 up
 
 # A second target goes after the rebuild: still live, no error.
 ip link set d2 down
@@ -156,6 +207,19 @@ done
 errors=$(( $(io_errors) - errors0 ))
 (( errors == 0 )) || fail "the block layer logged $errors I/O errors of $dev: $(dmesg | grep -m 2 "error, dev $dev," | tr '\n' ' ')"
 
+# Zeroes across extents 13 and 14 (on legs 2, 0 and 1, 2) land on
+# both, and nothing else changes: a pool takes no discards or write
+# zeroes, so the block layer writes zero pages, split at the extent.
+head -c 12M /dev/urandom > "$out/z"
+dd if="$out/z" of="/dev/$dev" bs=1M seek=24 oflag=direct status=none || fail "write at 24M failed"
+blkdiscard -z -o $(( 27 * MiB )) -l $(( 2 * MiB )) "/dev/$dev" || fail "zeroing 27M-29M failed"
+dd if=/dev/zero of="$out/z" bs=1M seek=3 count=2 conv=notrunc status=none
+cmp "$out/z" <(dd if="/dev/$dev" bs=1M skip=24 count=12 iflag=direct status=none) ||
+	fail "zeroes across extents 13 and 14: 24M-36M read back wrong"
+[[ $(cat "/sys/block/$dev/queue/discard_max_bytes") == 0 ]] ||
+	fail "a pool offers discards: $(cat "/sys/block/$dev/queue/discard_max_bytes")"
+log "zeroes across two extents read back right; no discards offered"
+
 # Each extent lies on its legs where the placement says.
 dev_jq "$dev" '.placement' > "$out/placement"
 legs=(p0 p1 p3)
@@ -178,3 +242,4 @@ for (( e = 0; e < 18; e++ )); do
 	done
 done
 log "each of the 18 extents is on its two legs where dev show -d says"
+
