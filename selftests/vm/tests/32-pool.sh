@@ -73,6 +73,17 @@ wait_leg() {	# N STATE WHAT
 	log "leg $1 $2 after $(( ($(usec) - t0) / 1000 )) ms: $3"
 }
 
+# Wait up to SECONDS for the device's FILTER to print WANT; past that,
+# fail with WHAT and what it printed.  Sets t0 to when it started.
+wait_jq() {	# FILTER WANT SECONDS WHAT
+	local st
+	t0=$(usec)
+	while st=$(dev_jq "$dev" "$1"); [[ $st != "$2" ]]; do
+		(( $(usec) - t0 < $3 * 1000000 )) || fail "$4: '$st' $3 s on"
+		sleep 0.1
+	done
+}
+
 # Two blips: leg 0 goes and misses writes (stale), then leg 1, with
 # writes in flight to extents of legs 1 and 2.  Those writes wait rather
 # than make leg 1 stale too: extent 0's only copy in sync would be gone.
@@ -89,26 +100,14 @@ link_down
 wait_leg 0 down "first link down"
 sleep 2
 ip link set d2 down
-t0=$(usec)
-while st=$(dev_jq "$dev" '"\(.state) \(.legs[1].state)"'); [[ $st != "reconnecting down" ]]; do
-	(( $(usec) - t0 < 20000000 )) || fail "legs 0 and 1 down: '$st' 20 s on, not reconnecting"
-	sleep 0.1
-done
+wait_jq '"\(.state) \(.legs[1].state)"' "reconnecting down" 20 "legs 0 and 1 down, not reconnecting"
 log "legs 0 and 1 down: extent 0 has no copy up, the pool waits"
 sleep 2
 ip link set d2 up
-t0=$(usec)
-while st=$(dev_jq "$dev" '"\(.state) \(.legs[1].state)"'); [[ $st != "live up" ]]; do
-	(( $(usec) - t0 < 30000000 )) || fail "leg 1 back: '$st' 30 s on (not live with leg 1 in sync)"
-	sleep 0.1
-done
+wait_jq '"\(.state) \(.legs[1].state)"' "live up" 30 "leg 1 back (not live with leg 1 in sync)"
 log "leg 1 back in sync: live again after $(( ($(usec) - t0) / 1000 )) ms, with leg 0 $(dev_jq "$dev" '.legs[0].state')"
 link_up
-t0=$(usec)
-while st=$(dev_jq "$dev" '[.legs[] | "\(.state)/\(.dirty)"] | join(" ")'); [[ $st != "up/0 up/0 up/0" ]]; do
-	(( $(usec) - t0 < 60000000 )) || fail "legs '$st' 60 s after the first link came back"
-	sleep 0.2
-done
+wait_jq '[.legs[] | "\(.state)/\(.dirty)"] | join(" ")' "up/0 up/0 up/0" 60 "legs after the first link came back"
 sleep 1
 fio_verify_stop "$out"
 errors=$(( $(io_errors) - errors0 ))
@@ -183,11 +182,7 @@ dd if="$out/late" of="/dev/$dev" bs=1M seek=30 oflag=direct status=none ||
 sleep 3
 [[ $(dev_field "$dev" state) == live ]] || fail "the device went $(dev_field "$dev" state) with leg 1 down"
 ip link set d2 up
-t0=$(usec)
-while leg=$(dev_jq "$dev" '.legs[1] | "\(.state) \(.dirty)"'); [[ $leg != "up 0" ]]; do
-	(( $(usec) - t0 < 60000000 )) || fail "leg 1 is '$leg' 60 s after its link came back"
-	sleep 0.2
-done
+wait_jq '.legs[1] | "\(.state) \(.dirty)"' "up 0" 60 "leg 1 after its link came back"
 copied=$(dmesg | grep -o "$dev: leg 1: resync of [0-9]* MiB starts" | tail -n 1 | grep -o '[0-9]* MiB' || true)
 [[ -n $copied ]] && (( ${copied% MiB} >= 2 && ${copied% MiB} <= 24 )) ||
 	fail "leg 1's resync copied '$copied' (2 MiB dd wrote while it was down, 24 MiB at most)"
