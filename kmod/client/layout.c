@@ -90,8 +90,11 @@ static bool rmbd_c_covered(struct rmbd_c_dev *dev, unsigned long good)
 	unsigned int n = dev->nr_legs, r = dev->copies, e, s, k, period;
 
 	period = n / gcd(r, n);
+	/* A mirror's one extent may be larger than the device. */
 	if (dev->size)
-		period = min_t(u64, period, dev->size >> dev->extent_shift);
+		period = min_t(u64, period,
+			       DIV_ROUND_UP_ULL(dev->size,
+						1ULL << dev->extent_shift));
 	for (e = 0; e < period; e++) {
 		s = e * r % n;
 		for (k = 0; k < r; k++)
