@@ -243,6 +243,7 @@ struct rmbd_c_leg {
 	struct rmbd_c_slab	*slabs;
 
 	struct ib_device	*ibdev;
+	u32			ibport;		/* of the session's queues */
 	struct ib_pd		*pd;
 	unsigned int		max_segs;	/* of a request */
 	unsigned int		wr_sges;	/* SGEs of an RDMA WRITE */

@@ -188,6 +188,7 @@ int rmbd_c_first_device(struct rmbd_c_leg *leg, struct ib_device *ibdev,
 		return ret;
 	}
 	leg->ibdev = ibdev;
+	leg->ibport = port;
 	leg->soft_post = ibdev->ops.driver_id == RDMA_DRIVER_RXE ||
 			 ibdev->ops.driver_id == RDMA_DRIVER_SIW;
 	return 0;
