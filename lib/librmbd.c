@@ -823,6 +823,17 @@ static int rmbd_parse_dev_info(struct nlattr **tb, void *arg)
 		d->copies = nla_get_u8(tb[RMBD_CLIENT_ATTR_COPIES]);
 	if (tb[RMBD_CLIENT_ATTR_EXTENT_SIZE])
 		d->extent_size = nla_get_u64(tb[RMBD_CLIENT_ATTR_EXTENT_SIZE]);
+	if (tb[RMBD_CLIENT_ATTR_SPARES]) {
+		struct nlattr *a;
+		int rem;
+
+		nla_for_each_nested(a, tb[RMBD_CLIENT_ATTR_SPARES], rem) {
+			if (nla_type(a) != RMBD_CLIENT_ATTR_LEG ||
+			    d->nr_spares >= RMBD_DEV_MAX_SPARES)
+				continue;
+			rmbd_parse_leg_info(a, &d->spares[d->nr_spares++]);
+		}
+	}
 	if (tb[RMBD_CLIENT_ATTR_LEGS]) {
 		struct nlattr *a;
 		int rem;
@@ -863,24 +874,29 @@ static int rmbd_parse_connect(struct nlattr **tb, void *arg)
  * the offset of each leg's nest in the message, which a refusal's ext ack
  * points at.
  */
-static int rmbd_put_legs(struct nl_msg *msg,
-			 const struct rmbd_connect_opts *opts, int64_t *offs)
+/*
+ * Legs @l (@n of them) as nest @type (RMBD_CLIENT_ATTR_LEGS or _SPARES),
+ * the offset of each LEG nest in @offs (at most @max of them).
+ */
+static int rmbd_put_legs(struct nl_msg *msg, int type,
+			 const struct rmbd_leg_opts *legs_opts, unsigned int n,
+			 int64_t *offs, unsigned int max)
 {
 	const struct rmbd_leg_opts *l;
 	struct nlattr *legs, *leg;
 	unsigned int i;
 	int ret = 0;
 
-	legs = nla_nest_start(msg, RMBD_CLIENT_ATTR_LEGS);
+	legs = nla_nest_start(msg, type);
 	if (!legs)
 		return -NLE_NOMEM;
-	for (i = 0; !ret && i < opts->nr_legs; i++) {
-		l = &opts->legs[i];
+	for (i = 0; !ret && i < n; i++) {
+		l = &legs_opts[i];
 		leg = nla_nest_start(msg, RMBD_CLIENT_ATTR_LEG);
 		if (!leg)
 			return -NLE_NOMEM;
 		/* More legs than this are the kernel's to refuse. */
-		if (i < RMBD_MAX_LEGS)
+		if (i < max)
 			offs[i] = (char *)leg - (char *)nlmsg_hdr(msg);
 		ret = nla_put_string(msg, RMBD_LEG_ATTR_ADDR, l->addr);
 		if (!ret && l->port)
@@ -904,7 +920,13 @@ static int rmbd_put_connect_opts(struct nl_msg *msg,
 	int ret;
 
 	if (opts->nr_legs) {
-		ret = rmbd_put_legs(msg, opts, offs);
+		ret = rmbd_put_legs(msg, RMBD_CLIENT_ATTR_LEGS, opts->legs,
+				    opts->nr_legs, offs, RMBD_MAX_LEGS);
+		if (!ret && opts->nr_spares)
+			ret = rmbd_put_legs(msg, RMBD_CLIENT_ATTR_SPARES,
+					    opts->spares, opts->nr_spares,
+					    offs + RMBD_MAX_LEGS,
+					    RMBD_MAX_SPARES);
 	} else {
 		ret = nla_put_string(msg, RMBD_CLIENT_ATTR_ADDR, opts->addr);
 		if (!ret && opts->port)
@@ -945,39 +967,48 @@ static int rmbd_put_connect_opts(struct nl_msg *msg,
 	return ret;
 }
 
-/* Whether the legs of @opts are there, and the device's own target not */
+/*
+ * Whether the legs and spares of @opts are there, and the device's own
+ * target not: spares go with legs only.
+ */
 static bool rmbd_legs_valid(const struct rmbd_connect_opts *opts)
 {
 	unsigned int i;
 
-	if (!opts->legs || opts->addr || opts->export_name || opts->port)
+	if (!opts->nr_legs)
+		return opts->addr && opts->export_name && !opts->nr_spares;
+	if (!opts->legs || opts->addr || opts->export_name || opts->port ||
+	    (opts->nr_spares && !opts->spares))
 		return false;
 	for (i = 0; i < opts->nr_legs; i++)
 		if (!opts->legs[i].addr || !opts->legs[i].export_name)
 			return false;
+	for (i = 0; i < opts->nr_spares; i++)
+		if (!opts->spares[i].addr || !opts->spares[i].export_name)
+			return false;
 	return true;
 }
 
-/* The kernel's message about a leg, with the leg named before it */
-static void rmbd_leg_errmsg(struct rmbd_ctx *ctx, const struct rmbd_leg_opts *l,
-			    int64_t i)
+/* Name leg (or spare: @what) @i, @l, before the kernel's message. */
+static void rmbd_leg_errmsg(struct rmbd_ctx *ctx, const char *what,
+			    const struct rmbd_leg_opts *l, int64_t i)
 {
 	char msg[sizeof(ctx->errmsg)];
 
 	memcpy(msg, ctx->errmsg, sizeof(msg));
 	if (l->port)
-		rmbd_set_errmsg(ctx, "leg %" PRId64 " (addr %s port %u export %s): %s",
-				i, l->addr, l->port, l->export_name, msg);
+		rmbd_set_errmsg(ctx, "%s %" PRId64 " (addr %s port %u export %s): %s",
+				what, i, l->addr, l->port, l->export_name, msg);
 	else
-		rmbd_set_errmsg(ctx, "leg %" PRId64 " (addr %s export %s): %s",
-				i, l->addr, l->export_name, msg);
+		rmbd_set_errmsg(ctx, "%s %" PRId64 " (addr %s export %s): %s",
+				what, i, l->addr, l->export_name, msg);
 }
 
 int rmbd_dev_connect(struct rmbd_ctx *ctx,
 		     const struct rmbd_connect_opts *opts,
 		     struct rmbd_dev_info *out)
 {
-	int64_t offs[RMBD_MAX_LEGS];
+	int64_t offs[RMBD_MAX_LEGS + RMBD_MAX_SPARES];
 	struct rmbd_connect_reply r;
 	struct rmbd_connect_opts o;
 	char host[RMBD_HOST_MAX];
@@ -985,8 +1016,7 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 	unsigned int i;
 	int ret;
 
-	if (!opts || (opts->nr_legs ? !rmbd_legs_valid(opts) :
-		      !opts->addr || !opts->export_name)) {
+	if (!opts || !rmbd_legs_valid(opts)) {
 		ctx->errmsg[0] = '\0';
 		return -EINVAL;
 	}
@@ -1006,7 +1036,7 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 			   0, &msg);
 	if (ret)
 		return ret;
-	for (i = 0; i < RMBD_MAX_LEGS; i++)
+	for (i = 0; i < RMBD_MAX_LEGS + RMBD_MAX_SPARES; i++)
 		offs[i] = -1;
 	if (rmbd_put_ret(msg, rmbd_put_connect_opts(msg, &o, offs)))
 		return -EMSGSIZE;
@@ -1018,7 +1048,14 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 	for (i = 0; ret && o.nr_legs > 1 && i < o.nr_legs && i < RMBD_MAX_LEGS;
 	     i++) {
 		if (ctx->err_offs >= 0 && ctx->err_offs == offs[i]) {
-			rmbd_leg_errmsg(ctx, &o.legs[i], (int64_t)i);
+			rmbd_leg_errmsg(ctx, "leg", &o.legs[i], (int64_t)i);
+			break;
+		}
+	}
+	for (i = 0; ret && i < o.nr_spares && i < RMBD_MAX_SPARES; i++) {
+		if (ctx->err_offs >= 0 &&
+		    ctx->err_offs == offs[RMBD_MAX_LEGS + i]) {
+			rmbd_leg_errmsg(ctx, "spare", &o.spares[i], (int64_t)i);
 			break;
 		}
 	}

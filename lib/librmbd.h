@@ -140,6 +140,7 @@ struct rmbd_leg_info {
 
 /* Legs of a device that struct rmbd_dev_info holds; the rest are left out. */
 #define RMBD_DEV_MAX_LEGS	16
+#define RMBD_DEV_MAX_SPARES	8
 
 struct rmbd_dev_info {
 	uint32_t index;			/* N of /dev/rmbdN */
@@ -169,6 +170,9 @@ struct rmbd_dev_info {
 	uint8_t copies;
 	/* Bytes of an extent, the unit of placement; 0: unknown */
 	uint64_t extent_size;
+	/* Spares not used yet: index, addr, port and export_name only */
+	uint32_t nr_spares;
+	struct rmbd_leg_info spares[RMBD_DEV_MAX_SPARES];
 };
 
 /* Where a leg of a device goes */
@@ -215,6 +219,12 @@ struct rmbd_connect_opts {
 	unsigned int nr_legs;
 	uint8_t layout;
 	uint8_t copies;
+	/*
+	 * Spares (with legs only): a leg failed for good, or down for the
+	 * loss timeout, is replaced by the first.
+	 */
+	const struct rmbd_leg_opts *spares;
+	unsigned int nr_spares;
 };
 
 /*

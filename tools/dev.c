@@ -101,6 +101,32 @@ static void print_placement(const struct rmbd_dev_info *d)
 		print_close_object();
 }
 
+/*
+ * The spares not used yet: a line each with -d, "spares" in JSON (an
+ * empty array when none is left).
+ */
+void print_spares(const struct rmbd_dev_info *d)
+{
+	const struct rmbd_leg_info *l;
+	uint32_t i;
+
+	if (!d->nr_spares && !print_is_json())
+		return;
+	print_open_array_key("spares");
+	for (i = 0; i < d->nr_spares; i++) {
+		l = &d->spares[i];
+		if (!print_is_json())
+			fputs("    ", stdout);
+		print_open_object();
+		print_u64(PRINT_ANY, "index", "spare %" PRIu64, l->index);
+		print_string(PRINT_ANY, "addr", "addr %s", l->addr);
+		print_u64(PRINT_ANY, "port", "port %" PRIu64, l->port);
+		print_string(PRINT_ANY, "export", "export %s", l->export_name);
+		print_close_object();
+	}
+	print_close_array();
+}
+
 void print_legs(const struct rmbd_dev_info *d)
 {
 	uint32_t i;
@@ -165,12 +191,14 @@ static void print_dev(const struct rmbd_dev_info *d)
 	print_bool(PRINT_ANY, "degraded", "degraded", dev_degraded(d));
 	if (print_is_json()) {
 		print_legs(d);
+		print_spares(d);
 		print_placement(d);
 		print_close_object();
 	} else {
 		print_close_object();
 		if (opt.details) {
 			print_legs(d);
+			print_spares(d);
 			print_placement(d);
 		}
 	}
@@ -179,7 +207,7 @@ static void print_dev(const struct rmbd_dev_info *d)
 static void dev_help(FILE *f)
 {
 	fprintf(f,
-		"Usage: rmbd dev connect LEG [ LEG ... ]\n"
+		"Usage: rmbd dev connect LEG [ LEG ... ] [ spare LEG ... ]\n"
 		"                        [ layout { mirror | pool [ copies R ] } ]\n"
 		"                        [ queues N ] [ pollq N ] [ depth N ]\n"
 		"                        [ reconnect_delay SECONDS ] "
@@ -202,6 +230,9 @@ static void dev_help(FILE *f)
 		"(the smallest\n"
 		"            slab size), each held by R legs (copies, 1 to the "
 		"legs, default 2)\n"
+		"       spare LEG: at most %d; a leg failed for good, or down for "
+		"loss_timeout,\n"
+		"            is replaced by the first (as by dev replace)\n"
 		"       queues: 1-%d, default one per online CPU\n"
 		"       pollq: polled queues for io_uring hipri, 0-%d, default 0\n"
 		"       depth: 1-%d, default %d\n"
@@ -223,7 +254,8 @@ static void dev_help(FILE *f)
 		"                device's data (of a pool: the extents the leg "
 		"holds) is copied\n"
 		"                to it in the background (resync)\n",
-		RMBD_DEFAULT_PORT, RMBD_MAX_LEGS, RMBD_MAX_IO_QUEUES,
+		RMBD_DEFAULT_PORT, RMBD_MAX_LEGS, RMBD_MAX_SPARES,
+		RMBD_MAX_IO_QUEUES,
 		RMBD_MAX_IO_QUEUES,
 		RMBD_MAX_QUEUE_DEPTH, RMBD_DEFAULT_QUEUE_DEPTH,
 		RMBD_MAX_RECONNECT_DELAY, RMBD_DEFAULT_RECONNECT_DELAY,
@@ -234,23 +266,29 @@ static void dev_help(FILE *f)
 enum {
 	KW_ADDR, KW_EXPORT, KW_PORT, KW_QUEUES, KW_DEPTH, KW_POLLQ,
 	KW_RECONNECT_DELAY, KW_LOSS_TIMEOUT, KW_SHARED, KW_HOST, KW_SECRET,
-	KW_READ_ONLY, KW_LAYOUT, KW_COPIES,
+	KW_READ_ONLY, KW_LAYOUT, KW_COPIES, KW_SPARE,
 };
+
+#define MAX_GIVEN	(RMBD_MAX_LEGS + RMBD_MAX_SPARES)
 
 /*
  * The legs of dev connect: each addr, export and port goes to the leg
  * being given, or starts the next one when that leg has it already (so
  * "addr A export E addr B export F" is two legs, and the keywords of one
- * leg come in any order).  The other keywords are left in @rest.
+ * leg come in any order); "spare" starts a spare leg.  The spares go to
+ * @spares, the other keywords are left in @rest.
  */
 static int parse_legs(struct keyword *kw, int argc, char **argv,
 		      struct rmbd_leg_opts *legs, unsigned int *nr_legs,
+		      struct rmbd_leg_opts *spares, unsigned int *nr_spares,
 		      char **rest, int *nr_rest)
 {
-	const char *names[16], *port[RMBD_MAX_LEGS] = { NULL };
+	const char *names[16], *port[MAX_GIVEN] = { NULL };
 	struct keyword pk = { .name = "port", .seen = true };
+	struct rmbd_leg_opts given[MAX_GIVEN] = { { 0 } };
+	bool spare[MAX_GIVEN] = { false }, next_spare = false;
+	unsigned int n = 0, i, nl = 0, ns = 0;
 	const char **field;
-	unsigned int n = 0, i;
 	int k, a, ret;
 
 	for (k = 0; kw[k].name; k++)
@@ -259,6 +297,10 @@ static int parse_legs(struct keyword *kw, int argc, char **argv,
 	*nr_rest = 0;
 	for (a = 0; a < argc; a++) {
 		k = match(names, argv[a]);
+		if (k == KW_SPARE) {
+			next_spare = true;
+			continue;
+		}
 		if (k < KW_ADDR || k > KW_PORT) {
 			rest[(*nr_rest)++] = argv[a];
 			if (k >= 0 && kw[k].has_value && a + 1 < argc)
@@ -270,40 +312,64 @@ static int parse_legs(struct keyword *kw, int argc, char **argv,
 					   kw[k].name);
 		if (!n)
 			n = 1;
-		field = k == KW_ADDR ? &legs[n - 1].addr :
-			k == KW_EXPORT ? &legs[n - 1].export_name : &port[n - 1];
-		if (*field) {
-			if (n == RMBD_MAX_LEGS)
-				return usage_error("too many legs (at most %d)",
-						   RMBD_MAX_LEGS);
+		field = k == KW_ADDR ? &given[n - 1].addr :
+			k == KW_EXPORT ? &given[n - 1].export_name : &port[n - 1];
+		/* A spare starts a leg, unless it is the first and empty */
+		if (*field || (next_spare && (given[n - 1].addr ||
+					      given[n - 1].export_name ||
+					      port[n - 1]))) {
+			if (n == MAX_GIVEN)
+				return usage_error("too many legs and spares (at most %d legs and %d spares)",
+						   RMBD_MAX_LEGS,
+						   RMBD_MAX_SPARES);
 			n++;
-			field = k == KW_ADDR ? &legs[n - 1].addr :
-				k == KW_EXPORT ? &legs[n - 1].export_name :
+			field = k == KW_ADDR ? &given[n - 1].addr :
+				k == KW_EXPORT ? &given[n - 1].export_name :
 				&port[n - 1];
 		}
+		if (next_spare)
+			spare[n - 1] = true;
+		next_spare = false;
 		*field = argv[++a];
 	}
+	if (next_spare)
+		return usage_error("'spare' is followed by no leg");
 	if (!n)
 		return usage_error("missing keyword 'addr'");
 	for (i = 0; i < n; i++) {
-		if (!legs[i].addr || !legs[i].export_name) {
+		if (!given[i].addr || !given[i].export_name) {
 			if (n == 1)
 				return usage_error("missing keyword '%s'",
-						   legs[i].addr ? "export" :
+						   given[i].addr ? "export" :
 						   "addr");
-			return usage_error("leg %u: missing keyword '%s'", i,
-					   legs[i].addr ? "export" : "addr");
+			return usage_error("%s %u: missing keyword '%s'",
+					   spare[i] ? "spare" : "leg",
+					   spare[i] ? ns : nl,
+					   given[i].addr ? "export" : "addr");
 		}
-		ret = check_addr(legs[i].addr);
+		ret = check_addr(given[i].addr);
 		if (!ret)
-			ret = check_export_name(legs[i].export_name);
+			ret = check_export_name(given[i].export_name);
 		pk.value = port[i];
 		if (!ret && port[i])
-			ret = parse_port(&pk, &legs[i].port);
+			ret = parse_port(&pk, &given[i].port);
 		if (ret)
 			return ret;
+		if (spare[i] && ns == RMBD_MAX_SPARES)
+			return usage_error("too many spares (at most %d)",
+					   RMBD_MAX_SPARES);
+		if (!spare[i] && nl == RMBD_MAX_LEGS)
+			return usage_error("too many legs (at most %d)",
+					   RMBD_MAX_LEGS);
+		if (spare[i])
+			spares[ns++] = given[i];
+		else
+			legs[nl++] = given[i];
 	}
-	*nr_legs = n;
+	if (!nl)
+		return usage_error("missing keyword 'addr'");
+	*nr_legs = nl;
+	*nr_spares = ns;
 	return 0;
 }
 
@@ -326,9 +392,12 @@ static int dev_connect(int argc, char **argv)
 		[KW_READ_ONLY] = { .name = "read_only" },
 		[KW_LAYOUT] = { .name = "layout", .has_value = true },
 		[KW_COPIES] = { .name = "copies", .has_value = true },
+		[KW_SPARE] = { .name = "spare" },
 		{ }
 	};
 	struct rmbd_leg_opts legs[RMBD_MAX_LEGS] = { { 0 } };
+	struct rmbd_leg_opts spares[RMBD_MAX_SPARES] = { { 0 } };
+	unsigned int nr_spares = 0;
 	uint8_t secret[RMBD_SECRET_MAX];
 	size_t secret_len = 0;
 	struct rmbd_connect_opts o = { 0 };
@@ -344,7 +413,8 @@ static int dev_connect(int argc, char **argv)
 		fprintf(stderr, "rmbd: %s\n", strerror(ENOMEM));
 		return EXIT_FAIL;
 	}
-	ret = parse_legs(kw, argc, argv, legs, &nr_legs, rest, &nr_rest);
+	ret = parse_legs(kw, argc, argv, legs, &nr_legs, spares, &nr_spares,
+			 rest, &nr_rest);
 	if (!ret)
 		ret = parse_keywords(kw, nr_rest, rest);
 	free(rest);
@@ -410,13 +480,15 @@ static int dev_connect(int argc, char **argv)
 		o.secret = secret;
 		o.secret_len = secret_len;
 	}
-	if (nr_legs == 1) {
+	if (nr_legs == 1 && !nr_spares) {
 		o.addr = legs[0].addr;
 		o.port = legs[0].port;
 		o.export_name = legs[0].export_name;
 	} else {
 		o.legs = legs;
 		o.nr_legs = nr_legs;
+		o.spares = spares;
+		o.nr_spares = nr_spares;
 	}
 
 	ret = open_ctx(&ctx);

@@ -34,8 +34,8 @@ static enum print_mode print_detail(void)
 /*
  * Text: "dev NAME EVENT state STATE addr ADDR port PORT export NAME", with
  * -d followed by the other fields of dev show's device line (its legs are
- * not in the line).  JSON: "type", "event" and every key of dev show,
- * "legs" among them.
+ * not in the line, their number and the spares' are).  JSON: "type",
+ * "event" and every key of dev show, "legs" and "spares" among them.
  */
 static void print_dev_event(const struct rmbd_event *ev)
 {
@@ -78,8 +78,12 @@ static void print_dev_event(const struct rmbd_event *ev)
 	print_u64(d->nr_legs > 1 && opt.details ? PRINT_TEXT : PRINT_JSON,
 		  NULL, "legs %" PRIu64, d->nr_legs);
 	print_bool(print_detail(), "degraded", "degraded", dev_degraded(d));
-	if (print_is_json())
+	if (d->nr_spares && opt.details)
+		print_u64(PRINT_TEXT, NULL, "spares %" PRIu64, d->nr_spares);
+	if (print_is_json()) {
 		print_legs(d);
+		print_spares(d);
+	}
 	print_close_object();
 }
 

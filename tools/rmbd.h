@@ -68,6 +68,7 @@ int vec_push(struct vec *vec, const void *item);
  * indented, after the device's line.
  */
 void print_legs(const struct rmbd_dev_info *d);
+void print_spares(const struct rmbd_dev_info *d);
 /* Whether a live device has a leg that does not hold every write (dev.c) */
 bool dev_degraded(const struct rmbd_dev_info *d);
 

@@ -322,9 +322,18 @@ struct rmbd_c_leg {
 	struct delayed_work	reconnect_work;
 	struct mutex		recovery_lock;
 	u32			nr_reconnects;
+	/* Since when it is down while the device is live (jiffies); 0: up */
+	unsigned long		down_since;
 	/* RMBD_OP_KEEPALIVE every @ka_interval jiffies; 0: the target wants none */
 	struct delayed_work	ka_work;
 	unsigned long		ka_interval;
+};
+
+/* A spare leg: where it would go */
+struct rmbd_c_spare {
+	char			addr[RMBD_ADDR_MAX];
+	u16			port;
+	char			export_name[RMBD_EXPORT_NAME_MAX];
 };
 
 struct rmbd_c_dev {
@@ -393,6 +402,18 @@ struct rmbd_c_dev {
 	 * rmbd_c_remove_one() may still hold one it found before.
 	 */
 	struct list_head	retired;
+	/*
+	 * Spares named at connect, not used yet: spare_work replaces a leg
+	 * failed for good, or down for @loss_timeout s, by the first, which
+	 * stays listed until it took the place or was given up.  Changed
+	 * under @spare_lock, which readers take; once @spares_stopped is set
+	 * (under it), nothing queues spare_work.
+	 */
+	spinlock_t		spare_lock;
+	struct rmbd_c_spare	spares[RMBD_MAX_SPARES];
+	unsigned int		nr_spares;
+	bool			spares_stopped;
+	struct delayed_work	spare_work;
 	/*
 	 * Serialises what decides that a leg misses a write: a write that
 	 * completes without a leg (RMBD_C_LEG_IN_SYNC, leg->dirty) must have
@@ -485,7 +506,9 @@ struct rmbd_c_leg_args {
 
 struct rmbd_c_connect_args {
 	unsigned int		nr_legs;
-	struct rmbd_c_leg_args	legs[RMBD_MAX_LEGS];
+	/* The legs, then the spares */
+	struct rmbd_c_leg_args	legs[RMBD_MAX_LEGS + RMBD_MAX_SPARES];
+	unsigned int		nr_spares;
 	u8		layout;
 	u8		copies;		/* of each extent: R */
 	const char	*host;		/* valid, or "" */
@@ -500,7 +523,7 @@ struct rmbd_c_connect_args {
 	bool		read_only;
 	/* Output: who holds the export, when refused as in use; or "". */
 	char		holder[RMBD_HOST_MAX];
-	/* Output: the leg that failed, or -1 */
+	/* Output: the leg (or spare, after the legs) that failed, or -1 */
 	int		failed_leg;
 };
 
@@ -508,10 +531,13 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 		       const char **why);
 int rmbd_c_dev_disconnect(int index, bool force, const char **why);
 int rmbd_c_dev_replace(int index, unsigned int i,
-		       const struct rmbd_c_leg_args *la, const char **why);
+		       const struct rmbd_c_leg_args *la,
+		       const struct rmbd_c_leg *expect, bool *new_leg_failed,
+		       const char **why);
 struct rmbd_c_dev *rmbd_c_dev_find(int index);
 void rmbd_c_release_requests(struct rmbd_c_dev *dev);
 void rmbd_c_dev_kill(struct rmbd_c_dev *dev);
+void rmbd_c_spare_kick(struct rmbd_c_dev *dev, unsigned long delay);
 void rmbd_c_dev_put(struct rmbd_c_dev *dev);
 int rmbd_c_dev_init(void);
 void rmbd_c_dev_exit(void);

@@ -373,6 +373,14 @@ static void rmbd_c_recovery_end(struct rmbd_c_dev *dev)
 {
 	unsigned int i;
 
+	/*
+	 * First, while recovery still works: a spare's replace under way
+	 * (on module exit, which does not wait for dev->replacing) ends.
+	 */
+	spin_lock(&dev->spare_lock);
+	dev->spares_stopped = true;
+	spin_unlock(&dev->spare_lock);
+	cancel_delayed_work_sync(&dev->spare_work);
 	set_bit(RMBD_C_DEV_DEAD, &dev->flags);
 	for (i = 0; i < dev->nr_legs; i++) {
 		flush_work(&dev->legs[i]->err_work);
@@ -796,6 +804,52 @@ static void rmbd_c_legs_stop(struct rmbd_c_dev *dev)
 	}
 }
 
+/*
+ * The spares of @args, after its legs: valid addresses, on exports that
+ * no leg nor other spare uses; kept as strings until one is needed.
+ */
+static int rmbd_c_spares_set(struct rmbd_c_dev *dev,
+			     struct rmbd_c_connect_args *args, const char **why)
+{
+	struct sockaddr_storage a, b;
+	const struct rmbd_c_leg_args *la;
+	struct rmbd_c_spare *sp;
+	unsigned int s, j;
+	char port[8];
+
+	for (s = 0; s < args->nr_spares; s++) {
+		la = &args->legs[args->nr_legs + s];
+		snprintf(port, sizeof(port), "%u", la->port);
+		if (!rmbd_valid_addr(la->addr) ||
+		    inet_pton_with_scope(&init_net, AF_UNSPEC, la->addr, port,
+					 &a)) {
+			args->failed_leg = args->nr_legs + s;
+			*why = "not an IPv4 or IPv6 address";
+			return -EINVAL;
+		}
+		for (j = 0; j < args->nr_legs + s; j++) {
+			snprintf(port, sizeof(port), "%u", args->legs[j].port);
+			if (strcmp(la->export_name, args->legs[j].export_name) ||
+			    inet_pton_with_scope(&init_net, AF_UNSPEC,
+						 args->legs[j].addr, port, &b) ||
+			    !rmbd_c_same_addr(&a, &b))
+				continue;
+			args->failed_leg = args->nr_legs + s;
+			*why = "a spare on the export of a leg or of another spare";
+			return -EINVAL;
+		}
+		sp = &dev->spares[s];
+		strscpy(sp->addr, la->addr, sizeof(sp->addr));
+		sp->port = la->port;
+		strscpy(sp->export_name, la->export_name,
+			sizeof(sp->export_name));
+	}
+	dev->nr_spares = args->nr_spares;
+	return 0;
+}
+
+static void rmbd_c_spare_work(struct work_struct *work);
+
 /**
  * rmbd_c_dev_connect() - connect to exports and create their block device
  * @args: where and what to connect to; validated by the caller
@@ -823,6 +877,8 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 	spin_lock_init(&dev->sync_lock);
 	INIT_DELAYED_WORK(&dev->loss_work, rmbd_c_loss_work);
 	INIT_WORK(&dev->resync_work, rmbd_c_resync_work);
+	INIT_DELAYED_WORK(&dev->spare_work, rmbd_c_spare_work);
+	spin_lock_init(&dev->spare_lock);
 	init_waitqueue_head(&dev->resync_wait);
 	dev->resync_bucket = -1;
 	INIT_LIST_HEAD(&dev->retired);
@@ -853,6 +909,11 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 				return -EINVAL;
 			}
 		}
+	}
+	ret = rmbd_c_spares_set(dev, args, why);
+	if (ret) {
+		rmbd_c_dev_put(dev);
+		return ret;
 	}
 	strscpy(dev->host, args->host, sizeof(dev->host));
 	dev->layout = args->layout;
@@ -926,6 +987,8 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 			if (!test_bit(RMBD_C_LEG_RECOVERING,
 				      &dev->legs[i]->flags))
 				rmbd_c_keepalive_start(dev->legs[i]);
+		/* A leg refused or lost while connecting: a spare's turn. */
+		rmbd_c_spare_kick(dev, 0);
 	}
 	dev->adding = false;
 	*index = dev->index;
@@ -1106,11 +1169,11 @@ static int rmbd_c_leg_fits(struct rmbd_c_dev *dev, struct rmbd_c_leg *leg,
  * disk's queue is frozen, reclaim must not write to it.
  */
 static int rmbd_c_leg_swap(struct rmbd_c_dev *dev, unsigned int i,
-			   struct rmbd_c_leg *leg)
+			   struct rmbd_c_leg *leg, bool spare, const char **why)
 {
 	struct rmbd_c_leg *old = dev->legs[i];
 	struct request_queue *q = dev->disk->queue;
-	bool ok;
+	bool ok, back;
 
 	/*
 	 * Its reconnect (which may hold the lock for long) is waited out
@@ -1118,7 +1181,10 @@ static int rmbd_c_leg_swap(struct rmbd_c_dev *dev, unsigned int i,
 	 */
 	mutex_lock_nested(&old->recovery_lock, 1);
 	mutex_lock(&rmbd_c_mutex);
-	ok = rmbd_c_dev_readable_without(dev, i);
+	/* A spare is for a leg that stays away: this one came back. */
+	back = spare && test_bit(RMBD_C_LEG_UP, &old->flags) &&
+	       !test_bit(RMBD_C_LEG_FAILED, &old->flags);
+	ok = !back && rmbd_c_dev_readable_without(dev, i);
 	if (ok) {
 		set_bit(RMBD_C_LEG_FAILED, &old->flags);
 		old->stopping = true;
@@ -1126,7 +1192,9 @@ static int rmbd_c_leg_swap(struct rmbd_c_dev *dev, unsigned int i,
 	mutex_unlock(&rmbd_c_mutex);
 	if (!ok) {
 		mutex_unlock(&old->recovery_lock);
-		return -ENODATA;
+		*why = back ? "the leg came back meanwhile" :
+		       "no other leg is up and holds every write any more";
+		return back ? -EAGAIN : -ENODATA;
 	}
 	/*
 	 * What is posted on it is flushed, and what no completion covers
@@ -1176,6 +1244,31 @@ static int rmbd_c_replace_ok(struct rmbd_c_dev *dev, unsigned int i,
 	return 0;
 }
 
+/* Whether @leg goes to the export of one of @dev's spares */
+static bool rmbd_c_is_spare(struct rmbd_c_dev *dev,
+			    const struct rmbd_c_leg *leg)
+{
+	struct rmbd_c_spare sp[RMBD_MAX_SPARES];
+	struct sockaddr_storage a;
+	unsigned int s, n;
+	char port[8];
+
+	/* The one spare_work tries stays listed while it does. */
+	spin_lock(&dev->spare_lock);
+	n = dev->nr_spares;
+	memcpy(sp, dev->spares, n * sizeof(sp[0]));
+	spin_unlock(&dev->spare_lock);
+	for (s = 0; s < n; s++) {
+		snprintf(port, sizeof(port), "%u", sp[s].port);
+		if (!strcmp(sp[s].export_name, leg->export_name) &&
+		    !inet_pton_with_scope(&init_net, AF_UNSPEC, sp[s].addr,
+					  port, &a) &&
+		    rmbd_c_same_addr(&a, &leg->addr))
+			return true;
+	}
+	return false;
+}
+
 /* The new leg of a replace, up to where it is swapped in. */
 static int rmbd_c_replace_start(struct rmbd_c_dev *dev, unsigned int i,
 				struct rmbd_c_leg *leg, const char **why)
@@ -1210,6 +1303,10 @@ static int rmbd_c_replace_start(struct rmbd_c_dev *dev, unsigned int i,
  * @index: N of rmbdN
  * @i: the leg
  * @la: where the new leg goes
+ * @expect: NULL, or the leg that must still be leg @i, failed or down
+ *	(else -EAGAIN): a spare's replace, chosen before
+ * @new_leg_failed: NULL, or set on failure: true when the new leg
+ *	itself failed (not the device's state, nor memory)
  * @why: a message for the administrator on failure
  *
  * The new leg connects with the device's settings, takes the old one's
@@ -1217,18 +1314,27 @@ static int rmbd_c_replace_start(struct rmbd_c_dev *dev, unsigned int i,
  * leg in sync, while I/O goes on.
  */
 int rmbd_c_dev_replace(int index, unsigned int i,
-		       const struct rmbd_c_leg_args *la, const char **why)
+		       const struct rmbd_c_leg_args *la,
+		       const struct rmbd_c_leg *expect, bool *new_leg_failed,
+		       const char **why)
 {
 	struct rmbd_c_connect_args args = { };
 	struct rmbd_c_leg *leg, *old;
 	struct rmbd_c_dev *dev;
 	unsigned int j, noio;
+	bool its_own = false;
 	int ret;
 
+	if (new_leg_failed)
+		*new_leg_failed = false;
 	dev = rmbd_c_dev_find_idle(index, &ret, why);
 	if (!dev)
 		return ret;
 	ret = rmbd_c_replace_ok(dev, i, why);
+	if (!ret && expect && dev->legs[i] != expect) {
+		*why = "the leg was replaced meanwhile";
+		ret = -EAGAIN;
+	}
 	if (ret) {
 		mutex_unlock(&rmbd_c_mutex);
 		return ret;
@@ -1246,8 +1352,10 @@ int rmbd_c_dev_replace(int index, unsigned int i,
 	leg = rmbd_c_leg_alloc(dev, i, la, &args, why);
 	if (IS_ERR(leg)) {
 		ret = PTR_ERR(leg);
+		its_own = ret != -ENOMEM;
 		goto out_done;
 	}
+	its_own = true;
 	for (j = 0; j < dev->nr_legs; j++) {
 		if (j != i &&
 		    !strcmp(leg->export_name, dev->legs[j]->export_name) &&
@@ -1257,19 +1365,23 @@ int rmbd_c_dev_replace(int index, unsigned int i,
 			goto out_free;
 		}
 	}
+	if (!expect && rmbd_c_is_spare(dev, leg)) {
+		*why = "the export of one of the device's spares; a spare is used by itself";
+		ret = -EINVAL;
+		goto out_free;
+	}
 	/* Its recovery waits for it to be in place (as at connect). */
 	old = dev->legs[i];
 	mutex_lock(&leg->recovery_lock);
 	ret = rmbd_c_replace_start(dev, i, leg, why);
+	its_own = ret && ret != -ENOMEM;
 	if (!ret) {
 		rmbd_c_keepalive_start(leg);
 		/* No resync looks at the legs while they change. */
 		set_bit(RMBD_C_DEV_NO_RESYNC, &dev->flags);
 		cancel_work_sync(&dev->resync_work);
-		ret = rmbd_c_leg_swap(dev, i, leg);
+		ret = rmbd_c_leg_swap(dev, i, leg, expect, why);
 		clear_bit(RMBD_C_DEV_NO_RESYNC, &dev->flags);
-		if (ret)
-			*why = "no other leg is up and holds every write any more";
 	}
 	mutex_lock(&rmbd_c_mutex);
 	dev->new_leg = NULL;
@@ -1302,6 +1414,8 @@ out_done:
 	dev->replacing = false;
 	mutex_unlock(&rmbd_c_mutex);
 	rmbd_c_dev_put(dev);
+	if (new_leg_failed)
+		*new_leg_failed = ret && its_own;
 	return ret;
 }
 
@@ -1333,4 +1447,125 @@ void rmbd_c_dev_exit(void)
 	}
 	unregister_blkdev(rmbd_c_major, "rmbd");
 	ida_destroy(&rmbd_c_ida);
+}
+
+/**
+ * rmbd_c_spare_kick() - look for a leg a spare should replace
+ * @dev: the device
+ * @delay: in jiffies (a leg down: the loss timeout)
+ *
+ * The earliest look wins: a look already queued for later is brought
+ * forward, one queued sooner stays (and queues the next itself).
+ */
+void rmbd_c_spare_kick(struct rmbd_c_dev *dev, unsigned long delay)
+{
+	struct delayed_work *dw = &dev->spare_work;
+
+	spin_lock(&dev->spare_lock);
+	if (dev->nr_spares && !dev->spares_stopped &&
+	    (!delayed_work_pending(dw) ||
+	     time_before(jiffies + delay, READ_ONCE(dw->timer.expires))))
+		mod_delayed_work(rmbd_c_wq, dw, delay);
+	spin_unlock(&dev->spare_lock);
+}
+
+/*
+ * The leg a spare should replace: one failed for good, or down for the
+ * loss timeout; -1 when none is, with *@next set to when one will be
+ * (0: never).  Under rmbd_c_mutex.
+ */
+static int rmbd_c_spare_due(struct rmbd_c_dev *dev, unsigned long *next)
+{
+	unsigned long since, due;
+	struct rmbd_c_leg *leg;
+	unsigned int i;
+
+	*next = 0;
+	for (i = 0; i < dev->nr_legs; i++) {
+		leg = dev->legs[i];
+		if (test_bit(RMBD_C_LEG_FAILED, &leg->flags))
+			return i;
+		since = READ_ONCE(leg->down_since);
+		if (test_bit(RMBD_C_LEG_UP, &leg->flags) || !since ||
+		    !dev->loss_timeout)
+			continue;
+		due = since + dev->loss_timeout * HZ;
+		if (time_after_eq(jiffies, due))
+			return i;
+		if (!*next || time_before(due, *next))
+			*next = due;
+	}
+	return -1;
+}
+
+/*
+ * A leg failed for good, or stayed down for the loss timeout, on a live
+ * device with spares: the first spare takes its place, as with dev
+ * replace (which it is).  A spare that cannot (its target, export or
+ * connection failed) is given up, with the reason in the log; one kept
+ * from the device's state (busy, not live, no leg to copy from yet, the
+ * leg back) or short of memory is tried again.
+ */
+static void rmbd_c_spare_work(struct work_struct *work)
+{
+	struct rmbd_c_dev *dev = container_of(to_delayed_work(work),
+					      struct rmbd_c_dev, spare_work);
+	struct rmbd_c_leg_args la = { };
+	const char *why = "", *reason;
+	struct rmbd_c_leg *old;
+	struct rmbd_c_spare sp;
+	unsigned long next;
+	bool given_up;
+	int i, ret;
+
+	mutex_lock(&rmbd_c_mutex);
+	if (!dev->nr_spares || test_bit(RMBD_C_DEV_DEAD, &dev->flags) ||
+	    dev->state != RMBD_DEV_STATE_LIVE) {
+		/* Kicked again on its way back to live. */
+		mutex_unlock(&rmbd_c_mutex);
+		return;
+	}
+	i = rmbd_c_spare_due(dev, &next);
+	if (i < 0) {
+		mutex_unlock(&rmbd_c_mutex);
+		if (next)
+			rmbd_c_spare_kick(dev, max_t(long, 1,
+						     (long)(next - jiffies)));
+		return;
+	}
+	old = dev->legs[i];
+	/* It stays listed until it took the place or was given up. */
+	spin_lock(&dev->spare_lock);
+	sp = dev->spares[0];
+	spin_unlock(&dev->spare_lock);
+	mutex_unlock(&rmbd_c_mutex);
+
+	la.addr = sp.addr;
+	la.port = sp.port;
+	la.export_name = sp.export_name;
+	reason = test_bit(RMBD_C_LEG_FAILED, &old->flags) ?
+		 "failed for good" : "down for the loss timeout";
+	ret = rmbd_c_dev_replace(dev->index, i, &la, old, &given_up, &why);
+
+	/* Used or given up, it leaves the spares; else it stays first. */
+	spin_lock(&dev->spare_lock);
+	if (!ret || given_up) {
+		dev->nr_spares--;
+		memmove(&dev->spares[0], &dev->spares[1],
+			dev->nr_spares * sizeof(dev->spares[0]));
+	}
+	spin_unlock(&dev->spare_lock);
+	if (!ret) {
+		pr_info("rmbd%d: leg %d %s: spare %s export %s took its place\n",
+			dev->index, i, reason, sp.addr, sp.export_name);
+	} else if (given_up) {
+		pr_warn("rmbd%d: spare %s export %s given up: %s (%d)\n",
+			dev->index, sp.addr, sp.export_name, why, ret);
+	}
+	/*
+	 * Another leg may need one; a spare kept is tried again (not live:
+	 * in case it turned live meanwhile).
+	 */
+	rmbd_c_spare_kick(dev, !ret || given_up ? 0 :
+			  ret == -ENODATA ? 5 * HZ : HZ);
 }

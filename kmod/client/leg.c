@@ -1104,6 +1104,14 @@ void rmbd_c_recover(struct rmbd_c_leg *leg)
 		pr_warn("rmbd%d: connection to %pISpc lost, I/O fails\n",
 			dev->index, &leg->addr);
 	}
+	/*
+	 * A spare takes its place if it stays down that long: counted from
+	 * now even when the device is not live, a spare steps in once it is.
+	 */
+	if (!leg->down_since && !test_bit(RMBD_C_DEV_DEAD, &dev->flags)) {
+		leg->down_since = jiffies ?: 1;
+		rmbd_c_spare_kick(dev, dev->loss_timeout * HZ);
+	}
 	/* Each lost leg of a device that may still use it reconnects. */
 	if ((live || dev->state == RMBD_DEV_STATE_RECONNECTING) &&
 	    !test_bit(RMBD_C_DEV_DEAD, &dev->flags) &&
@@ -1197,6 +1205,7 @@ static bool rmbd_c_leg_back(struct rmbd_c_leg *leg, bool *gone)
 		 !(dev->state == RMBD_DEV_STATE_CONNECTING && dev->adding));
 	if (!*gone) {
 		leg->nr_reconnects++;
+		leg->down_since = 0;
 		clear_bit(RMBD_C_LEG_RECOVERING, &leg->flags);
 		/* A pool's legs may each hold only some of it. */
 		if (dev->state == RMBD_DEV_STATE_RECONNECTING &&
@@ -1206,6 +1215,8 @@ static bool rmbd_c_leg_back(struct rmbd_c_leg *leg, bool *gone)
 			/* Pairs with rmbd_c_queue_rq(): the session is up. */
 			clear_bit_unlock(RMBD_C_DEV_RECOVERING, &dev->flags);
 			live = true;
+			/* Legs that stayed away meanwhile: a spare's turn. */
+			rmbd_c_spare_kick(dev, 0);
 		}
 	}
 	mutex_unlock(&rmbd_c_mutex);
@@ -1249,6 +1260,9 @@ static void rmbd_c_leg_refused(struct rmbd_c_leg *leg, int ret,
 		rmbd_c_notify(dev, RMBD_DEV_EVENT_FAILED);
 	else if (!kill)
 		rmbd_c_notify(dev, RMBD_DEV_EVENT_DEGRADED);
+	/* A spare, if any, takes its place now. */
+	if (!kill)
+		rmbd_c_spare_kick(dev, 0);
 }
 
 void rmbd_c_reconnect_work(struct work_struct *work)

@@ -78,6 +78,8 @@ static const struct nla_policy rmbd_c_policy[RMBD_CLIENT_ATTR_MAX + 1] = {
 	[RMBD_CLIENT_ATTR_COPIES]	=
 		NLA_POLICY_RANGE(NLA_U8, 1, RMBD_MAX_LEGS),
 	[RMBD_CLIENT_ATTR_EXTENT_SIZE]	= { .type = NLA_REJECT },
+	[RMBD_CLIENT_ATTR_SPARES]	=
+		NLA_POLICY_NESTED_ARRAY(rmbd_c_leg_policy),
 };
 
 static struct genl_family rmbd_c_family;
@@ -122,6 +124,44 @@ static int rmbd_c_fill_leg(struct sk_buff *skb, struct rmbd_c_leg *leg,
 		nla_nest_cancel(skb, nest);
 		return -EMSGSIZE;
 	}
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+/* The spares not used yet, as a RMBD_CLIENT_ATTR_SPARES nest */
+static int rmbd_c_fill_spares(struct sk_buff *skb, struct rmbd_c_dev *dev)
+{
+	struct nlattr *nest, *leg;
+	struct rmbd_c_spare *sp;
+	unsigned int i;
+
+	/* Every change of the spares takes it. */
+	spin_lock(&dev->spare_lock);
+	if (!dev->nr_spares) {
+		spin_unlock(&dev->spare_lock);
+		return 0;
+	}
+	nest = nla_nest_start(skb, RMBD_CLIENT_ATTR_SPARES);
+	if (!nest) {
+		spin_unlock(&dev->spare_lock);
+		return -EMSGSIZE;
+	}
+	for (i = 0; i < dev->nr_spares; i++) {
+		sp = &dev->spares[i];
+		leg = nla_nest_start(skb, RMBD_CLIENT_ATTR_LEG);
+		if (!leg ||
+		    nla_put_u32(skb, RMBD_LEG_ATTR_INDEX, i) ||
+		    nla_put_string(skb, RMBD_LEG_ATTR_ADDR, sp->addr) ||
+		    nla_put_u16(skb, RMBD_LEG_ATTR_PORT, sp->port) ||
+		    nla_put_string(skb, RMBD_LEG_ATTR_EXPORT_NAME,
+				   sp->export_name)) {
+			spin_unlock(&dev->spare_lock);
+			nla_nest_cancel(skb, nest);
+			return -EMSGSIZE;
+		}
+		nla_nest_end(skb, leg);
+	}
+	spin_unlock(&dev->spare_lock);
 	nla_nest_end(skb, nest);
 	return 0;
 }
@@ -187,7 +227,7 @@ static int rmbd_c_fill_dev(struct sk_buff *skb, struct rmbd_c_dev *dev,
 	    nla_put_string(skb, RMBD_CLIENT_ATTR_HOST, dev->host) ||
 	    (leg->auth_tfm && nla_put_flag(skb, RMBD_CLIENT_ATTR_AUTH)) ||
 	    (dev->read_only && nla_put_flag(skb, RMBD_CLIENT_ATTR_READ_ONLY)) ||
-	    rmbd_c_fill_legs(skb, dev) ||
+	    rmbd_c_fill_legs(skb, dev) || rmbd_c_fill_spares(skb, dev) ||
 	    (event && nla_put_u8(skb, RMBD_CLIENT_ATTR_EVENT, event))) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
@@ -271,30 +311,31 @@ static int rmbd_c_parse_leg(struct genl_info *info, const struct nlattr *nest,
 	return 0;
 }
 
-/* The legs of RMBD_CLIENT_ATTR_LEGS, validated by the policy. */
-static int rmbd_c_parse_legs(struct genl_info *info,
-			     struct rmbd_c_connect_args *args)
+/*
+ * The legs of nest @list (RMBD_CLIENT_ATTR_LEGS or _SPARES), validated by
+ * the policy, into @la: *@nr of them, at most @max.
+ */
+static int rmbd_c_parse_list(struct genl_info *info, const struct nlattr *list,
+			     struct rmbd_c_leg_args *la, unsigned int *nr,
+			     unsigned int max)
 {
-	struct nlattr **attrs = info->attrs;
 	struct nlattr *tb[RMBD_LEG_ATTR_MAX + 1];
 	struct nlattr *nla;
 	int rem, ret;
 
-	if (attrs[RMBD_CLIENT_ATTR_ADDR] || attrs[RMBD_CLIENT_ATTR_PORT] ||
-	    attrs[RMBD_CLIENT_ATTR_EXPORT_NAME]) {
-		NL_SET_ERR_MSG_ATTR(info->extack, attrs[RMBD_CLIENT_ATTR_LEGS],
-				    "give the legs, or one address and export, not both");
-		return -EINVAL;
-	}
-	nla_for_each_nested(nla, attrs[RMBD_CLIENT_ATTR_LEGS], rem) {
+	nla_for_each_nested(nla, list, rem) {
 		if (nla_type(nla) != RMBD_CLIENT_ATTR_LEG) {
 			NL_SET_ERR_MSG_ATTR(info->extack, nla,
 					    "the legs hold legs only");
 			return -EINVAL;
 		}
-		if (args->nr_legs == RMBD_MAX_LEGS) {
-			NL_SET_ERR_MSG_ATTR(info->extack, nla,
-					    "a device has at most " __stringify(RMBD_MAX_LEGS) " legs");
+		if (*nr == max) {
+			if (max == RMBD_MAX_LEGS)
+				NL_SET_ERR_MSG_ATTR(info->extack, nla,
+						    "a device has at most " __stringify(RMBD_MAX_LEGS) " legs");
+			else
+				NL_SET_ERR_MSG_ATTR(info->extack, nla,
+						    "a device has at most " __stringify(RMBD_MAX_SPARES) " spares");
 			return -EINVAL;
 		}
 		ret = nla_parse_nested(tb, RMBD_LEG_ATTR_MAX, nla,
@@ -304,17 +345,41 @@ static int rmbd_c_parse_legs(struct genl_info *info,
 					       RMBD_LEG_ATTR_ADDR,
 					       RMBD_LEG_ATTR_PORT,
 					       RMBD_LEG_ATTR_EXPORT_NAME,
-					       &args->legs[args->nr_legs]);
+					       &la[*nr]);
 		if (ret)
 			return ret;
-		args->nr_legs++;
+		(*nr)++;
 	}
+	return 0;
+}
+
+/* The legs of RMBD_CLIENT_ATTR_LEGS, and the spares after them. */
+static int rmbd_c_parse_legs(struct genl_info *info,
+			     struct rmbd_c_connect_args *args)
+{
+	struct nlattr **attrs = info->attrs;
+	int ret;
+
+	if (attrs[RMBD_CLIENT_ATTR_ADDR] || attrs[RMBD_CLIENT_ATTR_PORT] ||
+	    attrs[RMBD_CLIENT_ATTR_EXPORT_NAME]) {
+		NL_SET_ERR_MSG_ATTR(info->extack, attrs[RMBD_CLIENT_ATTR_LEGS],
+				    "give the legs, or one address and export, not both");
+		return -EINVAL;
+	}
+	ret = rmbd_c_parse_list(info, attrs[RMBD_CLIENT_ATTR_LEGS], args->legs,
+				&args->nr_legs, RMBD_MAX_LEGS);
+	if (ret)
+		return ret;
 	if (!args->nr_legs) {
 		NL_SET_ERR_MSG_ATTR(info->extack, attrs[RMBD_CLIENT_ATTR_LEGS],
 				    "no legs");
 		return -EINVAL;
 	}
-	return 0;
+	if (!attrs[RMBD_CLIENT_ATTR_SPARES])
+		return 0;
+	return rmbd_c_parse_list(info, attrs[RMBD_CLIENT_ATTR_SPARES],
+				 args->legs + args->nr_legs, &args->nr_spares,
+				 RMBD_MAX_SPARES);
 }
 
 static int rmbd_c_connect(struct sk_buff *skb, struct genl_info *info)
@@ -333,6 +398,11 @@ static int rmbd_c_connect(struct sk_buff *skb, struct genl_info *info)
 		return ret;
 	if (!attrs[RMBD_CLIENT_ATTR_LEGS])
 		args.nr_legs = 1;
+	if (attrs[RMBD_CLIENT_ATTR_SPARES] && args.nr_legs < 2) {
+		NL_SET_ERR_MSG_ATTR(info->extack, attrs[RMBD_CLIENT_ATTR_SPARES],
+				    "spares need a device of two legs or more: a spare is rebuilt from another leg");
+		return -EINVAL;
+	}
 	args.layout = attrs[RMBD_CLIENT_ATTR_LAYOUT] ?
 		      nla_get_u8(attrs[RMBD_CLIENT_ATTR_LAYOUT]) :
 		      RMBD_LAYOUT_MIRROR;
@@ -349,6 +419,12 @@ static int rmbd_c_connect(struct sk_buff *skb, struct genl_info *info)
 			NL_SET_ERR_MSG_ATTR(info->extack,
 					    attrs[RMBD_CLIENT_ATTR_COPIES],
 					    "more copies than legs");
+			return -EINVAL;
+		}
+		if (args.copies < 2 && attrs[RMBD_CLIENT_ATTR_SPARES]) {
+			NL_SET_ERR_MSG_ATTR(info->extack,
+					    attrs[RMBD_CLIENT_ATTR_SPARES],
+					    "spares need copies 2 or more: with one copy, a lost leg's data is gone");
 			return -EINVAL;
 		}
 	} else {
@@ -477,7 +553,7 @@ static int rmbd_c_replace(struct sk_buff *skb, struct genl_info *info)
 		return -ENOMEM;
 	ret = rmbd_c_dev_replace(index,
 				 nla_get_u32(attrs[RMBD_CLIENT_ATTR_LEG_INDEX]),
-				 &la, &why);
+				 &la, NULL, NULL, &why);
 	if (ret) {
 		nlmsg_free(reply);
 		rmbd_set_err(info->extack, NULL, why);

@@ -88,12 +88,12 @@ static const struct rmbd_dev_info fake_devs[] = {
 	  "10.200.0.1", 7470, "foo", 2, 128, 0, 2, 60, 0, false, "rmbd:uuid:0a",
 	  false, false, 1,
 	  { { 0, RMBD_LEG_STATE_UP, "10.200.0.1", 7470, "foo", 1073741824ULL,
-	      67108864ULL, 16, 0, 0 } }, RMBD_LAYOUT_MIRROR, 1, 67108864ULL },
+	      67108864ULL, 16, 0, 0 } }, RMBD_LAYOUT_MIRROR, 1, 67108864ULL, 0, { { 0 } } },
 	{ 3, "rmbd3", 8388608ULL, 2097152ULL, RMBD_DEV_STATE_FAILED,
 	  "fd00::1", 7471, "bar.2", 1, 16, 1, 2, 0, 0, false, "", false,
 	  true, 1,
 	  { { 0, RMBD_LEG_STATE_DOWN, "fd00::1", 7471, "bar.2", 8388608ULL,
-	      2097152ULL, 4, 0, 0 } }, RMBD_LAYOUT_MIRROR, 1, 2097152ULL },
+	      2097152ULL, 4, 0, 0 } }, RMBD_LAYOUT_MIRROR, 1, 2097152ULL, 0, { { 0 } } },
 	/* Two legs, as the CLI must show them; the first one down */
 	{ 6, "rmbd6", 4294967296ULL, 1073741824ULL,
 	  RMBD_DEV_STATE_RECONNECTING, "10.200.0.2", 7470, "baz", 4, 128, 0,
@@ -101,7 +101,7 @@ static const struct rmbd_dev_info fake_devs[] = {
 	  { { 0, RMBD_LEG_STATE_DOWN, "10.200.0.2", 7470, "baz", 4294967296ULL,
 	      1073741824ULL, 4, 3, 0 },
 	    { 1, RMBD_LEG_STATE_UP, "10.200.0.3", 7470, "baz2", 8589934592ULL,
-	      1073741824ULL, 8, 0, 0 } }, RMBD_LAYOUT_MIRROR, 2, 1073741824ULL },
+	      1073741824ULL, 8, 0, 0 } }, RMBD_LAYOUT_MIRROR, 2, 1073741824ULL, 0, { { 0 } } },
 	/* A live mirror with its second leg stale: degraded */
 	{ 8, "rmbd8", 1073741824ULL, 67108864ULL, RMBD_DEV_STATE_LIVE,
 	  "10.200.0.1", 7470, "m0", 2, 128, 0, 2, 60, 1, false,
@@ -110,7 +110,7 @@ static const struct rmbd_dev_info fake_devs[] = {
 	      67108864ULL, 16, 0, 0 },
 	    { 1, RMBD_LEG_STATE_STALE, "10.201.0.1", 7470, "m1",
 	      2147483648ULL, 67108864ULL, 32, 1, 5242880ULL } },
-	  RMBD_LAYOUT_MIRROR, 2, 67108864ULL },
+	  RMBD_LAYOUT_MIRROR, 2, 67108864ULL, 0, { { 0 } } },
 };
 
 /*
@@ -323,6 +323,11 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 					"%s%s %u %s", i ? " + " : "legs ",
 					legs[i].addr, legs[i].port,
 					legs[i].export_name);
+		for (i = 0; i < opts->nr_spares; i++)
+			len += snprintf(where + len, sizeof(where) - len,
+					" spare %s %u %s", opts->spares[i].addr,
+					opts->spares[i].port,
+					opts->spares[i].export_name);
 		fake_log("dev_connect %s layout %u %u %u %u %u %u %s %d %d %s %zu",
 			 where, opts->layout, opts->copies, opts->nr_io_queues,
 			 opts->queue_depth, opts->nr_poll_queues,

@@ -798,6 +798,8 @@ static const struct apol client_pol[RMBD_CLIENT_ATTR_MAX + 1] = {
 	[RMBD_CLIENT_ATTR_HOLDER]	= POL_REJECT,
 	[RMBD_CLIENT_ATTR_LEGS]		=
 		POL_NARRAY(client_leg_pol, RMBD_LEG_ATTR_MAX),
+	[RMBD_CLIENT_ATTR_SPARES]	=
+		POL_NARRAY(client_leg_pol, RMBD_LEG_ATTR_MAX),
 	[RMBD_CLIENT_ATTR_LEG]		= POL_REJECT,
 	[RMBD_CLIENT_ATTR_LAYOUT]	=
 		POL_RANGE(P_U8, RMBD_LAYOUT_MIRROR, RMBD_LAYOUT_POOL, V_LAYOUT),
@@ -817,7 +819,7 @@ struct op {
 	bool reply;		/* a doit that succeeds replies */
 	enum effect effect;
 	uint16_t req[4];	/* required, in the order checked */
-	uint16_t opt[13];
+	uint16_t opt[14];
 };
 
 static const struct op target_ops[] = {
@@ -856,7 +858,7 @@ static const struct op client_ops[] = {
 	    RMBD_CLIENT_ATTR_SHARED, RMBD_CLIENT_ATTR_HOST,
 	    RMBD_CLIENT_ATTR_SECRET, RMBD_CLIENT_ATTR_READ_ONLY,
 	    RMBD_CLIENT_ATTR_LAYOUT, RMBD_CLIENT_ATTR_LEGS,
-	    RMBD_CLIENT_ATTR_COPIES } },
+	    RMBD_CLIENT_ATTR_COPIES, RMBD_CLIENT_ATTR_SPARES } },
 	{ RMBD_CLIENT_CMD_DEV_DISCONNECT, true, false, false, E_DELETE,
 	  { RMBD_CLIENT_ATTR_DEV_INDEX }, { RMBD_CLIENT_ATTR_FORCE } },
 	{ RMBD_CLIENT_CMD_DEV_GET, true, true, true, E_NONE,
@@ -1317,9 +1319,9 @@ struct expect {
 	uint16_t flags;
 	int tb[32];		/* offset of the last of each type */
 	/* DEV_CONNECT's LEGS: each leg's offset, and of its attributes */
-	int nr_legs;
-	int leg[RMBD_MAX_LEGS];
-	int leg_tb[RMBD_MAX_LEGS][RMBD_LEG_ATTR_MAX + 1];
+	int nr_legs, nr_spares;		/* the spares after the legs */
+	int leg[RMBD_MAX_LEGS + RMBD_MAX_SPARES];
+	int leg_tb[RMBD_MAX_LEGS + RMBD_MAX_SPARES][RMBD_LEG_ATTR_MAX + 1];
 };
 
 static char target_addr[RMBD_ADDR_MAX];	/* where connects may go */
@@ -1671,6 +1673,11 @@ static bool model_layout(const unsigned char *h, struct expect *x)
 			refuse(x, EINVAL, cp, true, "more copies than legs");
 			return true;
 		}
+		if (copies == 1 && x->tb[RMBD_CLIENT_ATTR_SPARES] >= 0) {
+			refuse(x, EINVAL, x->tb[RMBD_CLIENT_ATTR_SPARES], true,
+			       "spares of a pool of one copy");
+			return true;
+		}
 		return false;
 	}
 	if (cp >= 0 && copies != legs) {
@@ -1718,11 +1725,12 @@ static const char *leg_str(const unsigned char *h, const struct expect *x,
  */
 static bool model_leg_addrs(const unsigned char *h, struct expect *x)
 {
-	unsigned char a[RMBD_MAX_LEGS][16];
-	uint16_t port[RMBD_MAX_LEGS];
-	int i, j, kind[RMBD_MAX_LEGS];
+	unsigned char a[RMBD_MAX_LEGS + RMBD_MAX_SPARES][16];
+	uint16_t port[RMBD_MAX_LEGS + RMBD_MAX_SPARES];
+	int i, j, kind[RMBD_MAX_LEGS + RMBD_MAX_SPARES];
 
-	for (i = 0; i < x->nr_legs; i++) {
+	/* The legs, then the spares (rmbd_c_spares_set()) */
+	for (i = 0; i < x->nr_legs + x->nr_spares; i++) {
 		memset(a[i], 0, sizeof(a[i]));
 		if (model_one_addr(leg_str(h, x, i, RMBD_LEG_ATTR_ADDR),
 				   x->leg[i], x, a[i], &kind[i]))
@@ -1773,24 +1781,19 @@ static bool model_addr(const unsigned char *h, struct expect *x)
 }
 
 /*
- * rmbd_c_parse_legs() over the LEGS nest the policy took: true when it
- * refuses.  The legs it takes go to x->leg and x->leg_tb.
+ * rmbd_c_parse_list() over the legs of nest @legs (LEGS or SPARES) the
+ * policy took, at most @max: true when it refuses.  They go to x->leg
+ * and x->leg_tb from @base on, *@nr of them.
  */
-static bool model_legs(const unsigned char *h, struct expect *x)
+static bool model_leg_list(const unsigned char *h, struct expect *x, int legs,
+			   int max, int *nr, int base)
 {
-	int legs = x->tb[RMBD_CLIENT_ATTR_LEGS], i, t;
-	int rem = get16(h + legs) - NLA_HDRLEN;
+	int rem = get16(h + legs) - NLA_HDRLEN, i, t;
 	uint32_t off = (uint32_t)legs + NLA_HDRLEN;
 
-	if (x->tb[RMBD_CLIENT_ATTR_ADDR] >= 0 ||
-	    x->tb[RMBD_CLIENT_ATTR_PORT] >= 0 ||
-	    x->tb[RMBD_CLIENT_ATTR_EXPORT_NAME] >= 0) {
-		refuse(x, EINVAL, legs, true, "legs and a top-level leg");
-		return true;
-	}
 	while (rem >= NLA_HDRLEN) {
 		uint16_t alen = get16(h + off), raw = get16(h + off + 2);
-		int *tb = x->leg_tb[x->nr_legs];
+		int *tb = x->leg_tb[base + *nr];
 		int erem;
 		uint32_t eoff;
 
@@ -1800,8 +1803,8 @@ static bool model_legs(const unsigned char *h, struct expect *x)
 			refuse(x, EINVAL, off, true, "legs hold legs only");
 			return true;
 		}
-		if (x->nr_legs == RMBD_MAX_LEGS) {
-			refuse(x, EINVAL, off, true, "more than RMBD_MAX_LEGS legs");
+		if (*nr == max) {
+			refuse(x, EINVAL, off, true, "more legs or spares than the most");
 			return true;
 		}
 		if (!(raw & NLA_F_NESTED)) {
@@ -1831,7 +1834,7 @@ static bool model_legs(const unsigned char *h, struct expect *x)
 			if (t == RMBD_LEG_ATTR_EXPORT_NAME)
 				break;
 		}
-		i = name_check(leg_str(h, x, x->nr_legs,
+		i = name_check(leg_str(h, x, base + *nr,
 				       RMBD_LEG_ATTR_EXPORT_NAME));
 		if (i == 1 || (i == 2 && strict_doc)) {
 			refuse(x, EINVAL, tb[RMBD_LEG_ATTR_EXPORT_NAME], true,
@@ -1840,14 +1843,37 @@ static bool model_legs(const unsigned char *h, struct expect *x)
 		}
 		if (i == 2)
 			x->known = K_NAME;
-		x->leg[x->nr_legs++] = (int)off;
+		x->leg[base + (*nr)++] = (int)off;
 		off += NLA_ALIGN(alen);
 		rem -= NLA_ALIGN(alen);
 	}
+	return false;
+}
+
+/*
+ * rmbd_c_parse_legs() over the LEGS nest, and the SPARES after them:
+ * true when it refuses.
+ */
+static bool model_legs(const unsigned char *h, struct expect *x)
+{
+	int legs = x->tb[RMBD_CLIENT_ATTR_LEGS];
+
+	if (x->tb[RMBD_CLIENT_ATTR_ADDR] >= 0 ||
+	    x->tb[RMBD_CLIENT_ATTR_PORT] >= 0 ||
+	    x->tb[RMBD_CLIENT_ATTR_EXPORT_NAME] >= 0) {
+		refuse(x, EINVAL, legs, true, "legs and a top-level leg");
+		return true;
+	}
+	if (model_leg_list(h, x, legs, RMBD_MAX_LEGS, &x->nr_legs, 0))
+		return true;
 	if (!x->nr_legs) {
 		refuse(x, EINVAL, legs, true, "no legs");
 		return true;
 	}
+	if (x->tb[RMBD_CLIENT_ATTR_SPARES] >= 0 &&
+	    model_leg_list(h, x, x->tb[RMBD_CLIENT_ATTR_SPARES],
+			   RMBD_MAX_SPARES, &x->nr_spares, x->nr_legs))
+		return true;
 	return false;
 }
 
@@ -1951,6 +1977,13 @@ static void model_doit(const unsigned char *h, struct expect *x)
 	     RMBD_SECRET_MIN)) {
 		refuse(x, EINVAL, x->tb[RMBD_TARGET_ATTR_SECRET], true,
 		       "a secret on host del, or a short one");
+		return;
+	}
+	/* rmbd_c_connect(): a spare is rebuilt from another leg. */
+	if (x->fam == CLIENT && x->cmd == RMBD_CLIENT_CMD_DEV_CONNECT &&
+	    x->tb[RMBD_CLIENT_ATTR_SPARES] >= 0 && x->nr_legs < 2) {
+		refuse(x, EINVAL, x->tb[RMBD_CLIENT_ATTR_SPARES], true,
+		       "spares of a device of one leg");
 		return;
 	}
 	if (x->fam == CLIENT && x->cmd == RMBD_CLIENT_CMD_DEV_CONNECT &&
@@ -2223,7 +2256,8 @@ static void guard(unsigned char *h, uint32_t nl, bool no_connect)
 		    type == RMBD_CLIENT_ATTR_ADDR)
 			guard_addr(d, n, no_connect);
 		if (fam == CLIENT && cmd == RMBD_CLIENT_CMD_DEV_CONNECT &&
-		    type == RMBD_CLIENT_ATTR_LEGS)
+		    (type == RMBD_CLIENT_ATTR_LEGS ||
+		     type == RMBD_CLIENT_ATTR_SPARES))
 			guard_legs(d, n, no_connect);
 	}
 }

@@ -30,6 +30,8 @@
 #define RMBD_DEFAULT_QUEUE_DEPTH	128
 /* Legs of a device; a mirror's legs are its copies. */
 #define RMBD_MAX_LEGS			4
+/* Spare legs a device may name at connect */
+#define RMBD_MAX_SPARES			2
 
 /**
  * enum rmbd_client_cmd - commands of the rmbd_client family
@@ -196,6 +198,12 @@ enum rmbd_dev_event {
  * @RMBD_CLIENT_ATTR_EXTENT_SIZE: u64, output: bytes of an extent, the unit
  *	of placement (the smallest slab size among the legs), 0 before the
  *	legs' first sessions
+ * @RMBD_CLIENT_ATTR_SPARES: nest, spare legs, one RMBD_CLIENT_ATTR_LEG
+ *	nest each, as in LEGS.  DEV_CONNECT (with LEGS): 0..RMBD_MAX_SPARES
+ *	spares, each with ADDR, EXPORT_NAME and [PORT], on exports that no
+ *	leg uses; a leg that fails for good, or stays down for the device's
+ *	loss timeout, is replaced by the first of them (as DEV_REPLACE).
+ *	Output: the spares not used yet, INDEX their number among them.
  */
 enum rmbd_client_attr {
 	RMBD_CLIENT_ATTR_UNSPEC,
@@ -228,6 +236,7 @@ enum rmbd_client_attr {
 	RMBD_CLIENT_ATTR_LEG_INDEX,
 	RMBD_CLIENT_ATTR_COPIES,
 	RMBD_CLIENT_ATTR_EXTENT_SIZE,
+	RMBD_CLIENT_ATTR_SPARES,
 
 	__RMBD_CLIENT_ATTR_MAX,
 	RMBD_CLIENT_ATTR_MAX = __RMBD_CLIENT_ATTR_MAX - 1
