@@ -9,8 +9,15 @@
 # the loss timeout plus a few seconds after that; the device must say
 # failed, with no task hung and no kernel error; then a second target VM
 # comes up with a fresh export, a new connect works and fio verifies on
-# it, and the failed device disconnects.  Prints KTAP on stdout: one result per client step
-# (see two-vm/client.sh), then one for the VMs themselves.
+# it, and the failed device disconnects.  Then a mirror over that target
+# and a third target VM on a second link (the client has a NIC on each):
+# the host kills the third VM's qemu under fio verify, and the mirror
+# goes on with no I/O error; a fourth VM, the third one re-created on
+# the same link with the same address, comes up with a fresh export,
+# which the lost leg must refuse to take as its own; the leg is replaced
+# onto it and rebuilt under fio, and each copy read alone holds the same
+# data.  Prints KTAP on stdout: one result per client step (see
+# two-vm/client.sh), then one for the VMs themselves.
 #
 # usage: two-vm.sh
 #
@@ -34,8 +41,9 @@
 #                     8, 16 on the debug kernel: the transport's retries
 #                     take about 2 s)
 #   RMBD_RESULTS      results directory (default selftests/results/two-vm,
-#                     or two-vm-debug):
-#                     target1/, client/ and target2/, one per VM
+#                     or two-vm-debug): client/ and target1/ to target4/,
+#                     one per VM (target1 and target2 on the first link,
+#                     target3 and target4 on the second)
 #   RMBD_CACHE        cache directory (default ${XDG_CACHE_HOME:-~/.cache}/rmbd)
 #
 # Exit status: 0 when every step passed, 1 otherwise.
@@ -88,15 +96,23 @@ results=$(cd "$results" && pwd)
 mtu=${RMBD_TWOVM_MTU:-4500}
 loss=${RMBD_TWOVM_LOSS:-10}
 export_name=twovm
-export_size=128M
+export_size=64M
+# Two links, each a UDP pair on the host's loopback: the client's first
+# NIC and target1 then target2 (the same machine, rebooted: the same MAC
+# and address), its second NIC and target3 then target4.
 target_ip=10.201.0.1
 client_ip=10.201.0.2
-target_mac=52:54:00:52:4d:01	# both targets: the same machine, rebooted
+target_mac=52:54:00:52:4d:01
 client_mac=52:54:00:52:4d:02
+target_ip2=10.202.0.1
+client_ip2=10.202.0.2
+target_mac2=52:54:00:52:4d:03
+client_mac2=52:54:00:52:4d:04
 client_timeout=$(( 900 * scale ))	# client.sh, in the guest
 target_timeout=$(( 1500 * scale ))	# target.sh: it outlives the client
 boot_budget=$(( 180 * scale ))
-steps=(connect-verify kill-target-eio new-target-verify disconnect-failed)
+steps=(connect-verify kill-target-eio new-target-verify disconnect-failed
+	mirror-kill-verify mirror-replace-verify)
 
 # One VM run at a time: the machine has two cores.
 exec 9>"$cache/vm.lock"
@@ -124,25 +140,25 @@ else
 	accel=(-accel tcg -cpu max)
 fi
 
-# Two free UDP ports on the loopback, one per end of the link.
-free_udp_port() {	# NOT
-	local p
-	while :; do
-		p=$(( 20000 + RANDOM % 30000 ))
-		[[ $p != "${1:-}" && -z $(ss -Hluan "sport = :$p") ]] && break
-	done
-	echo "$p"
-}
-client_port=$(free_udp_port)
-target_port=$(free_udp_port "$client_port")
+# Free UDP ports on the loopback, one per end of each link.
+udp_ports=()
+while (( ${#udp_ports[@]} < 4 )); do
+	p=$(( 20000 + RANDOM % 30000 ))
+	[[ " ${udp_ports[*]} " != *" $p "* && -z $(ss -Hluan "sport = :$p") ]] &&
+		udp_ports+=("$p")
+done
+client_port=${udp_ports[0]} target_port=${udp_ports[1]}
+client_port2=${udp_ports[2]} target_port2=${udp_ports[3]}
 
 # ---- VMs ---------------------------------------------------------------
 
 declare -A qpid=()	# VM name -> pid of its `timeout qemu`
 
-# Boot VM NAME, running SCRIPT as guest.sh's only test, in the background.
-boot_vm() {	# NAME SCRIPT TIMEOUT IP MAC PORT PEER-PORT
-	local name=$1 script=$2 tmo=$3 ip=$4 mac=$5 port=$6 peer=$7
+# Boot VM NAME, running SCRIPT as guest.sh's only test, in the background,
+# with a NIC on link 1 (IP, MAC, a UDP socket from PORT to PEER-PORT) whose
+# target has the address TARGET.  The client has a second NIC, on link 2.
+boot_vm() {	# NAME SCRIPT TIMEOUT IP MAC PORT PEER-PORT TARGET
+	local name=$1 script=$2 tmo=$3 ip=$4 mac=$5 port=$6 peer=$7 addr=$8
 	local out=$results/$name vdebug=$debug vmem=$mem
 	if [[ $name == target* && $target_debug != 1 ]]; then
 		vdebug=0
@@ -159,7 +175,11 @@ boot_vm() {	# NAME SCRIPT TIMEOUT IP MAC PORT PEER-PORT
 		# shellcheck disable=SC2016 # guest.sh's $out, where it mounts the share
 		printf 'export RMBD_TWOVM_OUT=$out\n'
 		printf 'export RMBD_ADDR=%q RMBD_TWOVM_IP=%q RMBD_TWOVM_MAC=%q\n' \
-			"$target_ip" "$ip" "$mac"
+			"$addr" "$ip" "$mac"
+		if [[ $name == client ]]; then
+			printf 'export RMBD_TWOVM_ADDR2=%q RMBD_TWOVM_IP2=%q RMBD_TWOVM_MAC2=%q\n' \
+				"$target_ip2" "$client_ip2" "$client_mac2"
+		fi
 		printf 'export RMBD_TWOVM_MTU=%q RMBD_TWOVM_LOSS=%q RMBD_TWOVM_DETECT=%q\n' \
 			"$mtu" "$loss" "$detect"
 		printf 'export RMBD_TWOVM_EXPORT=%q RMBD_TWOVM_SIZE=%q\n' \
@@ -184,12 +204,16 @@ boot_vm() {	# NAME SCRIPT TIMEOUT IP MAC PORT PEER-PORT
 		-netdev "socket,id=n0,udp=127.0.0.1:$peer,localaddr=127.0.0.1:$port"
 		-device "virtio-net-pci,netdev=n0,mac=$mac"
 	)
+	if [[ $name == client ]]; then
+		qemu+=(-netdev "socket,id=n1,udp=127.0.0.1:$target_port2,localaddr=127.0.0.1:$client_port2"
+		       -device "virtio-net-pci,netdev=n1,mac=$client_mac2")
+	fi
 	if [[ $vdebug == 1 ]]; then
 		vm_debug_qemu qemu "$repo"
 	fi
 	timeout -k 5 $(( boot_budget + tmo + 60 )) "${qemu[@]}" < /dev/null > "$out/qemu.log" 2>&1 &
 	qpid[$name]=$!
-	echo "# $name: booting (udp $port <-> $peer, $vmem, 1 vCPU, kernel $( ((vdebug)) && echo "$kver" || echo "$deb_kver"))"
+	echo "# $name: booting ($ip, udp $port <-> $peer, $vmem, 1 vCPU, kernel $( ((vdebug)) && echo "$kver" || echo "$deb_kver"))"
 }
 
 vm_running() { [[ -n ${qpid[$1]:-} ]] && kill -0 "${qpid[$1]}" 2> /dev/null; }
@@ -289,7 +313,7 @@ flush_steps() {
 
 flush() {
 	local n
-	for n in target1 client target2; do
+	for n in target1 client target2 target3 target4; do
 		flush_vm "$n"
 	done
 	flush_steps
@@ -310,9 +334,22 @@ killed_at=
 eio_host=
 
 boot_vm client "$vm_dir/two-vm/client.sh" "$client_timeout" "$client_ip" \
-	"$client_mac" "$client_port" "$target_port"
+	"$client_mac" "$client_port" "$target_port" "$target_ip"
 boot_vm target1 "$vm_dir/two-vm/target.sh" "$target_timeout" "$target_ip" \
-	"$target_mac" "$target_port" "$client_port"
+	"$target_mac" "$target_port" "$client_port" "$target_ip"
+
+# kill -9 target VM NAME (the client asked for it), tell the client when.
+kill_target() {	# NAME
+	if ! vm_running "$1"; then
+		why+="${why:+; }$1 stopped before it was killed"
+		return 1
+	fi
+	kill9_vm "$1" || { why+="${why:+; }cannot find $1's qemu"; return 1; }
+	killed_at=$(date +%s.%N)
+	reap_vm "$1"
+	echo "# host: kill -9 of $1's qemu at $(date -d "@$killed_at" +%T.%N | cut -c1-12)"
+	say client "$1-killed" "$(date -d "@$killed_at" +%T.%N | cut -c1-12)"
+}
 
 while :; do
 	sleep 0.2
@@ -330,15 +367,7 @@ while :; do
 		;;
 	kill-target)
 		[[ -f $results/client/kill-target ]] || continue
-		if ! vm_running target1; then
-			why+="${why:+; }target1 stopped before it was killed"
-			break
-		fi
-		kill9_vm target1 || { why+="${why:+; }cannot find target1's qemu"; break; }
-		killed_at=$(date +%s.%N)
-		reap_vm target1
-		echo "# host: kill -9 of target1's qemu at $(date -d "@$killed_at" +%T.%N | cut -c1-12)"
-		say client target-killed "$(date -d "@$killed_at" +%T.%N | cut -c1-12)"
+		kill_target target1 || break
 		phase=need-target
 		;;
 	need-target)
@@ -348,11 +377,35 @@ while :; do
 		fi
 		[[ -f $results/client/need-target ]] || continue
 		boot_vm target2 "$vm_dir/two-vm/target.sh" "$target_timeout" "$target_ip" \
-			"$target_mac" "$target_port" "$client_port"
+			"$target_mac" "$target_port" "$client_port" "$target_ip"
 		phase=target-ready.2
 		;;
 	target-ready.2)
-		forward_ready target2 client-done || break
+		forward_ready target2 need-target3 || break
+		;;
+	need-target3)
+		[[ -f $results/client/need-target3 ]] || continue
+		boot_vm target3 "$vm_dir/two-vm/target.sh" "$target_timeout" "$target_ip2" \
+			"$target_mac2" "$target_port2" "$client_port2" "$target_ip2"
+		phase=target-ready.3
+		;;
+	target-ready.3)
+		forward_ready target3 kill-target3 || break
+		;;
+	kill-target3)
+		[[ -f $results/client/kill-target3 ]] || continue
+		kill_target target3 || break
+		phase=need-target4
+		;;
+	need-target4)
+		[[ -f $results/client/need-target4 ]] || continue
+		# target3 re-created: the same machine on the same link
+		boot_vm target4 "$vm_dir/two-vm/target.sh" "$target_timeout" "$target_ip2" \
+			"$target_mac2" "$target_port2" "$client_port2" "$target_ip2"
+		phase=target-ready.4
+		;;
+	target-ready.4)
+		forward_ready target4 client-done || break
 		;;
 	esac
 done
@@ -369,7 +422,11 @@ reap_vm client
 if [[ $phase == kill-target || $phase == target-ready.1 ]]; then
 	stop_vm target1 $(( 30 * scale ))
 fi
+if [[ $phase == kill-target3 || $phase == target-ready.3 ]]; then
+	stop_vm target3 $(( 30 * scale ))
+fi
 stop_vm target2 $(( 60 * scale ))
+stop_vm target4 $(( 60 * scale ))
 flush
 
 # ---- account -----------------------------------------------------------
@@ -381,10 +438,10 @@ while (( next_step < ${#steps[@]} )); do
 	failed=1
 done
 
-# The VMs: the client and the second target ran their script to the end,
-# passed and stopped on their own; the first target ran until it was
-# killed; no kernel error in any of them.
-for n in client target2; do
+# The VMs: the client, the second and the fourth target ran their script
+# to the end, passed and stopped on their own; the first and the third
+# target ran until they were killed; no kernel error in any of them.
+for n in client target2 target4; do
 	[[ -d $results/$n ]] || continue
 	if [[ ${qrc[$n]:-x} != 0 ]]; then
 		why+="${why:+; }$n: qemu exited with status ${qrc[$n]:-?}"
@@ -395,7 +452,7 @@ for n in client target2; do
 		why+="${why:+; }$n: $(grep -a '^not ok 1 ' "$results/$n/ktap" 2> /dev/null || echo "no result")"
 	fi
 done
-for n in target1 client target2; do
+for n in target1 client target2 target3 target4; do
 	[[ -d $results/$n ]] || continue
 	if grep -qa '^# vm-error' "$results/$n/ktap" 2> /dev/null; then
 		why+="${why:+; }$n: errors outside its script"
@@ -412,7 +469,7 @@ elapsed=$(( $(date +%s) - start ))
 if [[ -z $why ]]; then
 	echo "ok $(( ${#steps[@]} + 1 )) vms # ${elapsed} s"
 else
-	for n in target1 client target2; do
+	for n in target1 client target2 target3 target4; do
 		[[ -f $results/$n/console.log ]] || continue
 		echo "# last lines of $n's console ($results/$n/console.log):"
 		tail -n 20 "$results/$n/console.log" | sed 's/^/# /'

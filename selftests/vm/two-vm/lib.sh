@@ -12,6 +12,9 @@
 #   RMBD_TWOVM_EXPORT  name and size of the export
 #   RMBD_TWOVM_SIZE
 #   RMBD_TWOVM_LOSS    the client's loss_timeout
+#   RMBD_TWOVM_MAC2    the client only: MAC and address of its second NIC,
+#   RMBD_TWOVM_IP2     on the second link, and the address of the targets
+#   RMBD_TWOVM_ADDR2   on that link
 
 # shellcheck source=../tests/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../tests/lib.sh"
@@ -34,31 +37,33 @@ tv_say() {	# NAME [CONTENT]
 	mv "$tv_out/$1.tmp" "$tv_out/$1"
 }
 
-# The virtio-net NIC with this VM's MAC, up with its address and MTU, and
-# soft-RoCE (rxe1) on it.  Prints the NIC's name.
-tv_nic_setup() {
+# The virtio-net NIC with MAC (default this VM's first, RMBD_TWOVM_MAC),
+# up with its address IP/24 (RMBD_TWOVM_IP) and the MTU, and soft-RoCE
+# RXE (rxe1) on it.  Prints the NIC's name.
+tv_nic_setup() {	# [MAC IP RXE]
+	local mac=${1:-$RMBD_TWOVM_MAC} ip=${2:-$RMBD_TWOVM_IP} rxe=${3:-rxe1}
 	local d nic='' i
 	modprobe virtio_net || fail "modprobe virtio_net failed"
 	for (( i = 0; i < 50; i++ )); do
 		for d in /sys/class/net/*; do
-			if [[ $(cat "$d/address" 2> /dev/null) == "$RMBD_TWOVM_MAC" ]]; then
+			if [[ $(cat "$d/address" 2> /dev/null) == "$mac" ]]; then
 				nic=${d##*/}
 			fi
 		done
 		[[ -n $nic ]] && break
 		sleep 0.1
 	done
-	[[ -n $nic ]] || fail "no NIC with MAC $RMBD_TWOVM_MAC"
+	[[ -n $nic ]] || fail "no NIC with MAC $mac"
 	ip link set "$nic" mtu "$RMBD_TWOVM_MTU" ||
 		fail "$nic does not take MTU $RMBD_TWOVM_MTU"
-	ip addr add "$RMBD_TWOVM_IP/24" dev "$nic" || fail "ip addr add on $nic failed"
+	ip addr add "$ip/24" dev "$nic" || fail "ip addr add on $nic failed"
 	ip link set "$nic" up || fail "ip link set $nic up failed"
-	rdma link add rxe1 type rxe netdev "$nic" || fail "rdma link add rxe1 on $nic failed"
+	rdma link add "$rxe" type rxe netdev "$nic" || fail "rdma link add $rxe on $nic failed"
 	for (( i = 0; i < 100; i++ )); do
-		rdma link show rxe1/1 2> /dev/null | grep -q 'state ACTIVE' && break
+		rdma link show "$rxe/1" 2> /dev/null | grep -q 'state ACTIVE' && break
 		sleep 0.1
 	done
-	rdma link show rxe1/1 | grep -q 'state ACTIVE' || fail "rxe1 not ACTIVE"
+	rdma link show "$rxe/1" | grep -q 'state ACTIVE' || fail "$rxe not ACTIVE"
 	echo "$nic"
 }
 
