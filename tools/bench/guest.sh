@@ -55,6 +55,13 @@ ramp=${RMBD_BENCH_RAMP:-1}
 queues=${RMBD_BENCH_QUEUES:-}
 depth=${RMBD_BENCH_DEPTH:-}
 pollq=${RMBD_BENCH_POLLQ:-0}
+# The systems of two copies: the loss timeout of their rmbd devices, and
+# for the failover job the size of its devices, its fio run time and when
+# in it the second copy's target falls silent.
+loss_timeout=${RMBD_BENCH_LOSS:-10}
+fo_size=64M
+fo_runtime=$(( loss_timeout + 12 ))
+fo_kill_at=4
 mapfile -t systems < <(bench_select system "${RMBD_BENCH_SYSTEMS:-}" "${BENCH_ALL_SYSTEMS[@]}") || exit 2
 mapfile -t jobs < <(bench_select job "${RMBD_BENCH_JOBS:-}" $(bench_all_jobs)) || exit 2
 
@@ -127,34 +134,79 @@ net_client=$RMBD_ADDR
 rps_target=${RMBD_BENCH_RPS_TARGET:-$(printf '%x' $(( 1 << ($(nproc) - 1) )))}
 rps_client=${RMBD_BENCH_RPS_CLIENT:-0}
 
-setup_net_two() {
-	local c=10.201.0.1 t=10.201.0.2 i
-	ip link add c0 mtu 4500 type veth peer name t0 mtu 4500 || return 1
-	ip addr add $c/24 dev c0 && ip addr add $t/24 dev t0 || return 1
-	ip link set c0 up && ip link set t0 up || return 1
-	for i in all default c0 t0; do
+# Pair N of the "two" network: cN and tN (pair 0: rxe_c on c0, rxe_t on
+# t0; pair 1, the second copy's path: rxe_c1 on c1, rxe_t1 on t1), the
+# client's end 10.20(1+N).0.1, the target's .2.
+setup_net_pair() {	# N
+	local n=$1 c=10.$(( 201 + $1 )).0.1 t=10.$(( 201 + $1 )).0.2 i sfx=
+	(( n > 0 )) && sfx=$n
+	ip link add c$n mtu 4500 type veth peer name t$n mtu 4500 || return 1
+	ip addr add $c/24 dev c$n && ip addr add $t/24 dev t$n || return 1
+	ip link set c$n up && ip link set t$n up || return 1
+	for i in all default c$n t$n; do
 		sysctl -q -w "net.ipv4.conf.$i.accept_local=1" "net.ipv4.conf.$i.rp_filter=0" || return 1
 	done
 	# Locally sent packets to either address leave through the pair
-	# (tables 201, 202); packets coming in on it are delivered (the local
-	# table, looked up after them).
-	ip route add $t dev c0 src $c table 201 &&
-	ip route add $c dev t0 src $t table 202 &&
-	ip rule add pref 10 iif lo to $t lookup 201 &&
-	ip rule add pref 11 iif lo to $c lookup 202 &&
-	ip rule add pref 100 lookup local &&
-	ip rule del pref 0 lookup local || return 1
-	echo "$rps_target" > /sys/class/net/t0/queues/rx-0/rps_cpus &&
-	echo "$rps_client" > /sys/class/net/c0/queues/rx-0/rps_cpus || return 1
-	rdma link add rxe_c type rxe netdev c0 &&
-	rdma link add rxe_t type rxe netdev t0 || return 1
-	net_client=$c
-	RMBD_ADDR=$t
+	# (tables 201 and 202 for pair 0); packets coming in on it are
+	# delivered (the local table, looked up after them).
+	ip route add $t dev c$n src $c table $(( 201 + 2 * n )) &&
+	ip route add $c dev t$n src $t table $(( 202 + 2 * n )) &&
+	ip rule add pref $(( 10 + 2 * n )) iif lo to $t lookup $(( 201 + 2 * n )) &&
+	ip rule add pref $(( 11 + 2 * n )) iif lo to $c lookup $(( 202 + 2 * n )) || return 1
+	echo "$rps_target" > /sys/class/net/t$n/queues/rx-0/rps_cpus &&
+	echo "$rps_client" > /sys/class/net/c$n/queues/rx-0/rps_cpus || return 1
+	rdma link add rxe_c$sfx type rxe netdev c$n &&
+	rdma link add rxe_t$sfx type rxe netdev t$n || return 1
+	pair_client=$c pair_target=$t
 }
 
+setup_net_two() {
+	setup_net_pair 0 || return 1
+	ip rule add pref 100 lookup local &&
+	ip rule del pref 0 lookup local || return 1
+	net_client=$pair_client
+	RMBD_ADDR=$pair_target
+	if (( need_second )); then
+		setup_net_pair 1 || return 1
+		target2=$pair_target
+	fi
+	if (( need_fo )); then
+		setup_net_pair 2 || return 1
+		target_fo=$pair_target
+	fi
+}
+
+# The second copy's path, for the systems of two copies: with "two", the
+# second veth pair; with "loop", rxe1 on a second dummy netdev (d2).  The
+# failover job's second copies have a path of their own (the third pair;
+# rxe2 on d3), which it silences.
+need_second=0 need_fo=0
+for s in "${systems[@]}"; do
+	bench_is_mirror_system "$s" && need_second=1
+done
+for j in "${jobs[@]}"; do
+	[[ $(bench_job_field "$j" 2) == failover ]] && need_fo=$need_second
+done
+target2= target_fo=
+
 case $net in
-two)	setup_net_two || { echo "bench: setting up the veth pair failed" >&2; exit 1; } ;;
-loop)	;;
+two)	setup_net_two || { echo "bench: setting up the veth pairs failed" >&2; exit 1; } ;;
+loop)
+	if (( need_second )); then
+		{ ip link add d2 mtu 4500 type dummy &&
+		  ip addr add "$RMBD_ADDR2/24" dev d2 && ip link set d2 up &&
+		  rdma link add rxe1 type rxe netdev d2; } ||
+			{ echo "bench: setting up rxe1 on d2 failed" >&2; exit 1; }
+		target2=$RMBD_ADDR2
+	fi
+	if (( need_fo )); then
+		{ ip link add d3 mtu 4500 type dummy &&
+		  ip addr add "$RMBD_ADDR3/24" dev d3 && ip link set d3 up &&
+		  rdma link add rxe2 type rxe netdev d3; } ||
+			{ echo "bench: setting up rxe2 on d3 failed" >&2; exit 1; }
+		target_fo=$RMBD_ADDR3
+	fi
+	;;
 *)	echo "bench: RMBD_BENCH_NET must be two or loop" >&2; exit 2 ;;
 esac
 
@@ -176,6 +228,7 @@ jq -n \
 	--argjson size "$size" --argjson runs "$runs" --argjson swap_runs "$swap_runs" \
 	--argjson runtime "$runtime" --argjson ramp "$ramp" \
 	--arg queues "$queues" --arg depth "$depth" --argjson pollq "$pollq" \
+	--argjson loss "$loss_timeout" \
 	--argjson rmbd_pollq "$(has_pollq && echo true || echo false)" \
 	--arg systems "${systems[*]}" --arg jobs "${jobs[*]}" \
 	'{kernel: $kernel, vcpus: $vcpus, mem_kb: $mem_kb, rxe_mtu: $rxe_mtu,
@@ -185,6 +238,7 @@ jq -n \
 	  rps_client: (if $net == "two" then $rps_client else null end), fio: $fio, rdma_link: $rdma_link,
 	  date: $date, device_size: $size, runs: $runs, swap_runs: $swap_runs, runtime_s: $runtime,
 	  ramp_s: $ramp, queues: $queues, depth: $depth, pollq: $pollq,
+	  loss_timeout_s: $loss,
 	  rmbd_has_pollq: $rmbd_pollq, systems: ($systems / " "),
 	  jobs: ($jobs / " ")}' > "$res/env.json"
 say "kernel $(uname -r), $(nproc) vCPUs, $(awk '/^MemTotal/ {print int($2/1024) " MiB"}' /proc/meminfo), $rxe_dev active MTU ${rxe_mtu:-unknown} ($net_dev MTU $(cat /sys/class/net/$net_dev/mtu 2>/dev/null)), network $net"
@@ -214,7 +268,7 @@ setup_rmbd() {
 	rmbd_modules_loaded || { why="the rmbd modules are not loaded"; return 1; }
 	try "rmbd export add" "$RMBD_BIN" export add bench size "$size" \
 		hosts "$("$RMBD_BIN" host)" > /dev/null || return 1
-	try "rmbd listener add" "$RMBD_BIN" listener add "$RMBD_ADDR" > /dev/null || return 1
+	rmbd_listen "$RMBD_ADDR" || return 1
 	[[ -n $queues ]] && args+=(queues "$queues")
 	[[ -n $depth ]] && args+=(depth "$depth")
 	if (( pollq > 0 )); then
@@ -224,14 +278,82 @@ setup_rmbd() {
 			say "rmbd: this rmbd has no pollq option; connecting without poll queues"
 		fi
 	fi
-	if ! d=$("$RMBD_BIN" dev connect addr "$RMBD_ADDR" export bench "${args[@]}" 2> /tmp/bench-connect.err); then
-		why="rmbd dev connect ${args[*]} failed: $(tr '\n' ' ' < /tmp/bench-connect.err | cut -c1-300)"
+	rmbd_connect addr "$RMBD_ADDR" export bench "${args[@]}" || return 1
+	dev[rmbd]=$d
+}
+
+# A listener on ADDR, unless there is one.
+rmbd_listen() {	# ADDR
+	"$RMBD_BIN" -j listener show 2> /dev/null |
+		jq -e --arg a "$1" 'any(.[]; .addr == $a)' > /dev/null && return 0
+	try "rmbd listener add $1" "$RMBD_BIN" listener add "$1" > /dev/null
+}
+
+# rmbd dev connect ARGS...; sets $d to the new device's path.
+rmbd_connect() {
+	if ! d=$("$RMBD_BIN" dev connect "$@" 2> /tmp/bench-connect.err); then
+		why="rmbd dev connect $* failed: $(tr '\n' ' ' < /tmp/bench-connect.err | cut -c1-300)"
 		return 1
 	fi
 	d=$(printf '%s\n' "$d" | tail -n 1)
 	[[ $d =~ ^rmbd[0-9]+$ ]] || { why="rmbd dev connect printed '$d'"; return 1; }
 	wait_node "/dev/$d" || { why="/dev/$d did not appear"; return 1; }
-	dev[rmbd]=/dev/$d
+	d=/dev/$d
+}
+
+# Exports NAME0 on the first target address and NAME1 on the second
+# (ADDR2, default $target2), of SIZE bytes each, with listeners on both.
+rmbd_export_pair() {	# NAME SIZE [ADDR2]
+	local host addr2=${3:-$target2}
+	[[ -n $addr2 ]] || { why="no second target address"; return 1; }
+	rmbd_modules_loaded || try "loading the rmbd modules" rmbd_load_modules || return 1
+	host=$("$RMBD_BIN" host) || { why="rmbd host failed"; return 1; }
+	try "rmbd export add ${1}0" "$RMBD_BIN" export add "${1}0" size "$2" hosts "$host" > /dev/null &&
+	try "rmbd export add ${1}1" "$RMBD_BIN" export add "${1}1" size "$2" hosts "$host" > /dev/null &&
+	rmbd_listen "$RMBD_ADDR" && rmbd_listen "$addr2"
+}
+
+rmbd_conn_args() {
+	conn_args=(reconnect_delay 1 loss_timeout "$loss_timeout")
+	[[ -n $queues ]] && conn_args+=(queues "$queues")
+	[[ -n $depth ]] && conn_args+=(depth "$depth")
+	return 0
+}
+
+# A mirror of two legs: export mirror0 over the first path, mirror1 over
+# the second.
+setup_rmbd_mirror() {
+	local d conn_args
+	rmbd_export_pair mirror "$size" || return 1
+	rmbd_conn_args
+	rmbd_connect addr "$RMBD_ADDR" export mirror0 addr "$target2" export mirror1 \
+		layout mirror "${conn_args[@]}" || return 1
+	dev[rmbd-mirror]=$d
+}
+
+# md raid1 (no bitmap, assume-clean: both sides start zeroed) over two
+# single-leg rmbd devices, one per path.
+md_dev=/dev/md/rmbd-bench
+md_create() {	# MD DEV DEV
+	try "modprobe raid1" modprobe raid1 || return 1
+	command -v mdadm > /dev/null || { why="mdadm is not installed"; return 1; }
+	try "mdadm --create $1" mdadm --create "$1" --run --quiet --level=1 \
+		--raid-devices=2 --metadata=1.2 --bitmap=none --assume-clean \
+		--homehost=rmbd-bench "$2" "$3" || return 1
+	wait_for 10 test -b "$1" || { why="$1 did not appear"; return 1; }
+}
+
+setup_md_raid1() {
+	local d d0 conn_args
+	rmbd_export_pair md "$size" || return 1
+	rmbd_conn_args
+	rmbd_connect addr "$RMBD_ADDR" export md0 "${conn_args[@]}" || return 1
+	d0=$d
+	md_members=("$d0")
+	rmbd_connect addr "$target2" export md1 "${conn_args[@]}" || return 1
+	md_members+=("$d")
+	md_create "$md_dev" "$d0" "$d" || return 1
+	dev[md-raid1]=$(readlink -f "$md_dev")
 }
 
 nvme_cfs=/sys/kernel/config/nvmet
@@ -327,17 +449,34 @@ teardown() {
 		rmbd)
 			[[ -n ${dev[rmbd]:-} ]] && "$RMBD_BIN" dev disconnect "${dev[rmbd]}" > /dev/null
 			"$RMBD_BIN" export del bench force > /dev/null 2>&1
-			"$RMBD_BIN" listener del "$RMBD_ADDR" > /dev/null 2>&1
+			;;
+		rmbd-mirror)
+			[[ -n ${dev[rmbd-mirror]:-} ]] &&
+				"$RMBD_BIN" dev disconnect "${dev[rmbd-mirror]#/dev/}" > /dev/null
+			"$RMBD_BIN" export del mirror0 force > /dev/null 2>&1
+			"$RMBD_BIN" export del mirror1 force > /dev/null 2>&1
+			;;
+		md-raid1)
+			[[ -e $md_dev ]] && mdadm --stop "$md_dev" > /dev/null 2>&1
+			for d in "${md_members[@]}"; do
+				"$RMBD_BIN" dev disconnect "${d#/dev/}" > /dev/null 2>&1
+			done
+			"$RMBD_BIN" export del md0 force > /dev/null 2>&1
+			"$RMBD_BIN" export del md1 force > /dev/null 2>&1
 			;;
 		esac
 	done
+	"$RMBD_BIN" listener del "$RMBD_ADDR" > /dev/null 2>&1
+	[[ -n $target2 ]] && "$RMBD_BIN" listener del "$target2" > /dev/null 2>&1
+	[[ -n $target_fo ]] && "$RMBD_BIN" listener del "$target_fo" > /dev/null 2>&1
 	sleep 1
 	rmmod brd 2>/dev/null
 }
 
 need_brd=0
+md_members=()
 for s in "${systems[@]}"; do
-	[[ $s == rmbd ]] || need_brd=1
+	[[ $s == rmbd* ]] || bench_is_mirror_system "$s" || need_brd=1
 done
 brd_ok=1
 if (( need_brd )) && ! setup_brd_module; then
@@ -347,7 +486,7 @@ fi
 
 for s in "${systems[@]}"; do
 	why=
-	if [[ $s != rmbd ]] && (( !brd_ok )); then
+	if [[ $s != rmbd ]] && ! bench_is_mirror_system "$s" && (( !brd_ok )); then
 		na "$s" "brd: $brd_why"
 		continue
 	fi
@@ -394,7 +533,10 @@ for s in "${systems[@]}"; do
 	b=${dev[$s]#/dev/}
 	extra=null
 	case $s in
-	rmbd) extra=$("$RMBD_BIN" -j dev show "$b" 2>/dev/null | jq -c '.[0]' 2>/dev/null) ;;
+	rmbd|rmbd-mirror) extra=$("$RMBD_BIN" -j dev show "$b" 2>/dev/null | jq -c '.[0]' 2>/dev/null) ;;
+	md-raid1)
+		extra=$(jq -nc --arg l "$(cat "/sys/block/$b/md/level" 2> /dev/null)" \
+			--arg m "${md_members[*]}" '{level: $l, members: ($m / " ")}') ;;
 	nvme-rdma)
 		for c in /sys/class/nvme/nvme*; do
 			[[ $(cat "$c/subsysnqn" 2>/dev/null) == "$nvme_nqn" ]] || continue
@@ -440,7 +582,10 @@ done
 declare -A dead=()
 total=0
 for j in "${jobs[@]}"; do
-	[[ $(bench_job_field "$j" 2) == swap ]] || total=$(( total + runs * ${#live[@]} ))
+	case $(bench_job_field "$j" 2) in
+	swap|failover) ;;
+	*) total=$(( total + runs * $(bench_job_systems "$j" "${live[@]}" | wc -l) )) ;;
+	esac
 done
 rmbd_failed=0
 n=0
@@ -719,16 +864,148 @@ swap_job() {
 	throttle_teardown
 }
 
-for j in "${jobs[@]}"; do
-	if [[ $(bench_job_field "$j" 2) == swap ]]; then
-		swap_job
-		continue
+# ---- failover jobs ------------------------------------------------------
+
+# For each run, each system of two copies in turn gets a fresh device of
+# its own over fresh exports (fo0 over the first path, fo1 over a third
+# path of its own; two single-leg devices and md raid1 over them for
+# md-raid1).  fio runs the job's arguments on it for $fo_runtime s, and
+# $fo_kill_at s in, the second copy's target falls silent: with "two",
+# netem drops every packet both ways on the third veth pair (no link
+# event: the client learns of it only when its transport gives up, as
+# when a machine dies); with "loop", d3 goes down (soft-RoCE loops packets
+# back inside the driver, past any qdisc).  The longest I/O latency is the
+# stall.  Each run leaves failover/SYSTEM/JOB.RUN.json, or .failed.
+
+fo_silence() {	# on|off
+	local n
+	if [[ $net == loop ]]; then
+		if [[ $1 == on ]]; then
+			ip link set d3 down
+		else
+			ip link set d3 up
+		fi
+		return
 	fi
+	for n in c2 t2; do
+		if [[ $1 == on ]]; then
+			tc qdisc add dev $n root netem loss 100% || return 1
+		else
+			tc qdisc del dev $n root 2> /dev/null
+		fi
+	done
+	return 0
+}
+
+fo_teardown() {
+	local d
+	[[ -e /dev/md/rmbd-fo ]] && mdadm --stop /dev/md/rmbd-fo > /dev/null 2>&1
+	for d in "${fo_devs[@]}"; do
+		timeout 60 "$RMBD_BIN" dev disconnect "${d#/dev/}" > /dev/null 2>&1
+	done
+	fo_devs=()
+	"$RMBD_BIN" export del fo0 force > /dev/null 2>&1
+	"$RMBD_BIN" export del fo1 force > /dev/null 2>&1
+}
+
+fo_fail() {	# OUT WHY
+	jq -n --arg w "$2" '{error: $w}' > "$1.failed"
+	say "$j run $r $s: FAILED: $2"
+	[[ $s == rmbd-mirror ]] && rmbd_failed=1
+	return 1
+}
+
+# One run of failover job $j on system $s, into OUT.json.
+fo_run() {	# OUT
+	local out=$1 d d0 conn_args rc=0 fio_pid t0 state= legs=
+	fo_devs=()
+	why=
+	rmbd_export_pair fo "$fo_size" "$target_fo" ||
+		{ fo_teardown; fo_fail "$out" "setup: $why"; return; }
+	rmbd_conn_args
+	if [[ $s == rmbd-mirror ]]; then
+		rmbd_connect addr "$RMBD_ADDR" export fo0 addr "$target_fo" export fo1 \
+			layout mirror "${conn_args[@]}" && fo_devs+=("$d")
+	else
+		rmbd_connect addr "$RMBD_ADDR" export fo0 "${conn_args[@]}" && fo_devs+=("$d") &&
+		rmbd_connect addr "$target_fo" export fo1 "${conn_args[@]}" && fo_devs+=("$d") &&
+		md_create /dev/md/rmbd-fo "${fo_devs[@]}" && d=/dev/md/rmbd-fo
+	fi
+	if [[ -n $why ]]; then
+		fo_teardown
+		fo_fail "$out" "setup: $why"
+		return
+	fi
+	timeout -k 10 $(( fo_runtime + 60 )) fio --name="$s" --filename="$d" --direct=1 \
+		"${args[@]}" --time_based --runtime="$fo_runtime" --randrepeat=0 \
+		--norandommap --output-format=json --output="$out.fio.json" \
+		2> "$out.err" &
+	fio_pid=$!
+	sleep "$fo_kill_at"
+	t0=$(date +%s.%N)
+	fo_silence on || why="cannot silence the second path"
+	wait "$fio_pid" || rc=$?
+	fo_silence off
+	if [[ $s == rmbd-mirror ]]; then
+		state=$("$RMBD_BIN" -j dev show "${d#/dev/}" 2> /dev/null | jq -r '.[0].state')
+		legs=$("$RMBD_BIN" -j dev show "${d#/dev/}" 2> /dev/null |
+			jq -r '.[0].legs | map(.state) | join(",")')
+	else
+		state=$(cat "/sys/block/$(basename "$(readlink -f "$d")")/md/array_state" 2> /dev/null)
+		legs=$(cat /sys/block/"$(basename "$(readlink -f "$d")")"/md/dev-*/state 2> /dev/null | tr '\n' ',')
+	fi
+	fo_teardown
+	[[ -z $why ]] || { fo_fail "$out" "$why"; return; }
+	if ! jq -e '.jobs[0]' "$out.fio.json" > /dev/null 2>&1; then
+		fo_fail "$out" "fio exit $rc, no results: $(tr '\n' ' ' < "$out.err" | cut -c1-300)"
+		return
+	fi
+	jq --arg s "$s" --argjson at "$fo_kill_at" --argjson rt "$fo_runtime" \
+		--argjson loss "$loss_timeout" --arg net "$net" --argjson rc "$rc" \
+		--arg state "$state" --arg legs "$legs" '.jobs[0] as $j
+		| {stall_ms: ([$j.read.lat_ns.max, $j.write.lat_ns.max] | max / 1e6),
+		   fio_error: $j.error, fio_exit: $rc,
+		   ios: ($j.read.total_ios + $j.write.total_ios),
+		   silent_after_s: $at, runtime_s: $rt, loss_timeout_s: $loss,
+		   silenced_by: (if $net == "two" then "netem loss 100% both ways" else "link down" end),
+		   state_after: $state, copies_after: $legs}' \
+		"$out.fio.json" > "$out.json"
+	say "$j run $r $s: longest stall $(jq -r '.stall_ms | floor' "$out.json") ms, fio error $(jq -r .fio_error "$out.json"), then $state ($legs)"
+	if [[ $s == rmbd-mirror && ( $rc != 0 || $(jq -r .fio_error "$out.json") != 0 ) ]]; then
+		say "rmbd-mirror: I/O errors during a failover"
+		rmbd_failed=1
+	fi
+}
+
+failover_job() {
+	local fo_sys=() i
 	read -r -a args <<< "$(bench_job_field "$j" 4)"
+	mapfile -t fo_sys < <(bench_job_systems "$j" "${live[@]}")
+	if [[ $net == two ]] && ! modprobe sch_netem; then
+		say "$j: not run: no sch_netem"
+		fo_sys=()
+	fi
+	say "$j: $fo_size devices, fio $fo_runtime s, the second copy silent after $fo_kill_at s, loss_timeout $loss_timeout; systems: ${fo_sys[*]}"
+	for (( r = 1; r <= runs; r++ )); do
+		for (( i = 0; i < ${#fo_sys[@]}; i++ )); do
+			s=${fo_sys[(i + r - 1) % ${#fo_sys[@]}]}
+			mkdir -p "$res/failover/$s"
+			fo_run "$res/failover/$s/$j.$r"
+		done
+	done
+}
+
+for j in "${jobs[@]}"; do
+	case $(bench_job_field "$j" 2) in
+	swap) swap_job; continue ;;
+	failover) failover_job; continue ;;
+	esac
+	read -r -a args <<< "$(bench_job_field "$j" 4)"
+	mapfile -t jlive < <(bench_job_systems "$j" "${live[@]}")
 	for (( r = 1; r <= runs; r++ )); do
 		order=()
-		for (( i = 0; i < ${#live[@]}; i++ )); do
-			s=${live[(i + r - 1) % ${#live[@]}]}
+		for (( i = 0; i < ${#jlive[@]}; i++ )); do
+			s=${jlive[(i + r - 1) % ${#jlive[@]}]}
 			mkdir -p "$res/fio/$s"
 			if [[ -n ${dead[$s]:-} ]]; then
 				echo "not run: ${dead[$s]}" > "$res/fio/$s/$j.$r.failed"
@@ -756,15 +1033,17 @@ done
 
 # ---- rmbd's health at the end ------------------------------------------
 
-if [[ -n ${dev[rmbd]:-} ]]; then
-	st=$("$RMBD_BIN" -j dev show "${dev[rmbd]#/dev/}" 2>/dev/null | jq -r '.[0].state' 2>/dev/null)
+for s in rmbd rmbd-mirror; do
+	[[ -n ${dev[$s]:-} ]] || continue
+	st=$("$RMBD_BIN" -j dev show "${dev[$s]#/dev/}" 2>/dev/null |
+		jq -r '.[0] | "\(.state)\(if .degraded then " degraded" else "" end)"' 2>/dev/null)
 	if [[ $st != live ]]; then
-		say "rmbd: ${dev[rmbd]} is '${st:-gone}' after the jobs, not live"
+		say "$s: ${dev[$s]} is '${st:-gone}' after the jobs, not live"
 		rmbd_failed=1
 	fi
-fi
+done
 for s in "${systems[@]}"; do
-	[[ $s == rmbd && -z ${dev[rmbd]:-} ]] && rmbd_failed=1
+	[[ ( $s == rmbd || $s == rmbd-mirror ) && -z ${dev[$s]:-} ]] && rmbd_failed=1
 done
 
 teardown

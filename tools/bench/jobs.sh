@@ -10,6 +10,13 @@
 # guest.sh adds --direct=1, the device, the ramp and run time and the JSON
 # output options to every job.
 #
+# Jobs named mirror-* run on a mirror of two legs (rmbd-mirror), against
+# rmbd's single leg and md raid1 over two single-leg rmbd devices
+# (md-raid1); the other fio jobs on rmbd and its peers.  KIND "failover"
+# runs its fio arguments on a fresh rmbd-mirror and md-raid1 device per
+# run while the second copy's target falls silent (guest.sh); the figure
+# is the longest I/O stall.
+#
 # KIND "swap" is not fio: its arguments are selftests/vm/swapverify's, and
 # guest.sh runs that program in a cgroup whose memory.max is half its
 # working set (-m), with each system's device in turn as the only swap,
@@ -27,11 +34,19 @@ seqread-1m-qd4     | bw   | 1M sequential read, QD4, libaio          | --ioengin
 seqwrite-1m-qd4    | bw   | 1M sequential write, QD4, libaio         | --ioengine=libaio --rw=write --bs=1M --iodepth=4
 randrw-qd16x2      | iops | 4k random 70/30 read/write, QD16, 2 jobs | --ioengine=libaio --rw=randrw --rwmixread=70 --bs=4k --iodepth=16 --numjobs=2 --group_reporting
 swap               | swap | swapverify under memory.max = half of it  | -m 48 -p 1 -n
+mirror-randread-qd16   | iops | 4k random read, QD16, two copies  | --ioengine=libaio --rw=randread --bs=4k --iodepth=16
+mirror-randwrite-qd16  | iops | 4k random write, QD16, two copies | --ioengine=libaio --rw=randwrite --bs=4k --iodepth=16
+mirror-seqread-1m-qd4  | bw   | 1M sequential read, QD4, two copies  | --ioengine=libaio --rw=read --bs=1M --iodepth=4
+mirror-seqwrite-1m-qd4 | bw   | 1M sequential write, QD4, two copies | --ioengine=libaio --rw=write --bs=1M --iodepth=4
+failover           | failover | 4k random 70/30 r/w, QD1, a copy lost | --ioengine=libaio --rw=randrw --rwmixread=70 --bs=4k --iodepth=1
 JOBS
 }
 
-# rmbd first: the others are the peers it is measured against.
-BENCH_ALL_SYSTEMS=(rmbd nvme-rdma nbd brd)
+# rmbd first: the others are the peers it is measured against.  Then the
+# two systems of two copies: rmbd's mirror, and md raid1 over two rmbd
+# devices.
+BENCH_ALL_SYSTEMS=(rmbd nvme-rdma nbd brd rmbd-mirror md-raid1)
+BENCH_MIRROR_SYSTEMS=(rmbd-mirror md-raid1)
 
 # The systems with a device to swap to (brd is the local RAM disk: not
 # one of the remote swaps compared), and the baseline row of a swap job.
@@ -39,6 +54,45 @@ BENCH_SWAP_SYSTEMS=(rmbd nvme-rdma nbd)
 BENCH_SWAP_BASELINE=no-limit
 
 bench_all_jobs() { bench_jobs_table | awk -F' *[|] *' '{print $1}'; }
+
+bench_is_mirror_system() {	# SYSTEM
+	[[ " ${BENCH_MIRROR_SYSTEMS[*]} " == *" $1 "* ]]
+}
+
+# bench_job_subject NAME: the system job NAME measures (the one its
+# ratios are of): rmbd-mirror for the mirror and failover jobs, else rmbd.
+bench_job_subject() {
+	if [[ $1 == mirror-* || $(bench_job_field "$1" 2) == failover ]]; then
+		echo rmbd-mirror
+	else
+		echo rmbd
+	fi
+}
+
+# bench_job_systems NAME SYSTEM...: the SYSTEMs job NAME runs on, one a
+# line: a mirror job's are rmbd-mirror, rmbd and md-raid1; a failover
+# job's the two systems of two copies; a swap job's those with a device
+# to swap to (its baseline row is not a system); the other fio jobs' the
+# rest.
+bench_job_systems() {
+	local j=$1 s a kind
+	shift
+	kind=$(bench_job_field "$j" 2)
+	for s in "$@"; do
+		if [[ $kind == swap ]]; then
+			for a in "${BENCH_SWAP_SYSTEMS[@]}"; do
+				[[ $s == "$a" ]] && echo "$s"
+			done
+		elif [[ $kind == failover ]]; then
+			bench_is_mirror_system "$s" && echo "$s"
+		elif [[ $j == mirror-* ]]; then
+			{ bench_is_mirror_system "$s" || [[ $s == rmbd ]]; } && echo "$s"
+		else
+			bench_is_mirror_system "$s" || echo "$s"
+		fi
+	done
+	return 0
+}
 
 # bench_job_field NAME N: field N of job NAME (2 kind, 3 description,
 # 4 fio arguments).

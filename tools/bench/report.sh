@@ -15,7 +15,10 @@
 # the larger of the read and the write p99).  For a swap job (OUT/vm/bench/
 # swap/): the median completion time, its write and verify phases, pages
 # swapped out and in, and the mean size of the swap device's requests.  Then
-# rmbd's ratio to each peer and the project's targets.
+# rmbd's ratio to each peer and the project's targets.  The mirror jobs
+# compare rmbd's mirror of two legs with one leg and with md raid1 over
+# two rmbd devices; the failover job (OUT/vm/bench/failover/) gives the
+# median, lowest and highest of the longest I/O stall of each run.
 #
 # Exit status 1 when rmbd was run and has no result for some job (or
 # failed to set up), 0 otherwise.
@@ -57,20 +60,12 @@ mapfile -t jobs < <(jq -r '.jobs[]' "$res/env.json")
 runs=$(jq -r '.runs' "$res/env.json")
 swap_runs=$(jq -r '.swap_runs // .runs' "$res/env.json")
 
-# The systems of job $1: all of them for a fio job; for a swap job those
-# with a device to swap to, and the baseline without a memory limit.
+# The systems of job $1 (jobs.sh); for a swap job also the baseline
+# without a memory limit.
 job_systems() {
-	local s a
-	if [[ $(bench_job_field "$1" 2) != swap ]]; then
-		printf '%s\n' "${systems[@]}"
-		return
-	fi
-	for s in "${systems[@]}"; do
-		for a in "${BENCH_SWAP_SYSTEMS[@]}"; do
-			[[ $s == "$a" ]] && printf '%s\n' "$s"
-		done
-	done
-	printf '%s\n' "$BENCH_SWAP_BASELINE"
+	bench_job_systems "$1" "${systems[@]}"
+	[[ $(bench_job_field "$1" 2) == swap ]] && printf '%s\n' "$BENCH_SWAP_BASELINE"
+	return 0
 }
 
 # Every run of every job on every system, as one JSON object a line.
@@ -78,6 +73,8 @@ for j in "${jobs[@]}"; do
 	dir=fio get=$metrics n=$runs
 	if [[ $(bench_job_field "$j" 2) == swap ]]; then
 		n=$swap_runs dir=swap get='{time_s, write_s, verify_s, pswpout, pswpin, oom_kill, swapoff_s, io, cpu_busy_pct, reclaim_throttled}'
+	elif [[ $(bench_job_field "$j" 2) == failover ]]; then
+		dir=failover get='{stall_ms, fio_error, fio_exit, ios, silent_after_s, runtime_s, loss_timeout_s, silenced_by, state_after, copies_after}'
 	fi
 	for s in $(job_systems "$j"); do
 		for (( r = 1; r <= n; r++ )); do
@@ -99,7 +96,9 @@ for j in "${jobs[@]}"; do
 	jq -nc --arg n "$j" --arg k "$(bench_job_field "$j" 2)" \
 		--arg d "$(bench_job_field "$j" 3)" --arg a "$(bench_job_field "$j" 4)" \
 		--arg sys "$(job_systems "$j")" --arg mib "$(bench_swap_mib "$j")" \
-		'{name: $n, kind: $k, description: $d, systems: ($sys | split("\n"))}
+		--arg subj "$(bench_job_subject "$j")" \
+		'{name: $n, kind: $k, description: $d, subject: $subj,
+		  systems: ($sys | split("\n") | map(select(. != "")))}
 		 + if $k == "swap" then {swapverify_args: $a, working_set_mib: ($mib | tonumber),
 			memory_max_mib: ($mib | tonumber / 2 | floor)}
 		   else {fio_args: $a} end'
@@ -152,6 +151,12 @@ def ratio($a; $b): if $a == null or $b == null or $b == 0 then null else $a / $b
 				 pswpout: ([$ok[].pswpout] | median),
 				 pswpin: ([$ok[].pswpin] | median),
 				 samples: [$ok[] | del(.system, .job)]}
+			      elif $job.kind == "failover" then
+				{stall_ms: ([$ok[].stall_ms] | median),
+				 stall_ms_min: ([$ok[].stall_ms] | min),
+				 stall_ms_max: ([$ok[].stall_ms] | max),
+				 io_error_runs: ([$ok[] | select(.fio_error != 0 or .fio_exit != 0)] | length),
+				 samples: [$ok[] | del(.system, .job)]}
 			      else
 				{iops: ([$ok[].iops] | median),
 				 mbps: ([$ok[].mbps] | median),
@@ -160,9 +165,10 @@ def ratio($a; $b): if $a == null or $b == null or $b == 0 then null else $a / $b
 				 samples: [$ok[] | del(.system, .job)]} end end)}]
 		| add)}
    | .results as $res
-   | $res.rmbd as $r
-   | .ratios = ([$job.systems[] | select(. != "rmbd") as $p
+   | $res[$job.subject] as $r
+   | .ratios = ([$job.systems[] | select(. != $job.subject) as $p
 		| {($p): (if $job.kind == "swap" then {time: ratio($r.time_s; $res[$p].time_s)}
+			  elif $job.kind == "failover" then {stall: ratio($r.stall_ms; $res[$p].stall_ms)}
 			  else {iops: ratio($r.iops; $res[$p].iops),
 			  mbps: ratio($r.mbps; $res[$p].mbps),
 			  lat_mean: ratio($r.lat_mean_us; $res[$p].lat_mean_us),
@@ -181,6 +187,7 @@ def ratio($a; $b): if $a == null or $b == null or $b == 0 then null else $a / $b
    target("4k randwrite QD16 IOPS >= 2x nvme-rdma"; "randwrite-qd16"; "nvme-rdma"; "iops"; ">="; 2),
    target("4k randread QD1 mean latency <= 0.6x nvme-rdma"; "randread-qd1"; "nvme-rdma"; "lat_mean"; "<="; 0.6),
    target("1M seq read MB/s >= 1.3x nvme-rdma"; "seqread-1m-qd4"; "nvme-rdma"; "mbps"; ">="; 1.3),
+   target("failover: a mirror stalls I/O <= 0.25x md raid1"; "failover"; "md-raid1"; "stall"; "<="; 0.25),
    ($jr[] | select(.kind == "swap") | . as $j
     | [$j.ratios["nvme-rdma"].time, $j.ratios.nbd.time] as $v
     | {target: "\($j.name) job completion time: rmbd ahead of nvme-rdma and nbd",
@@ -188,7 +195,7 @@ def ratio($a; $b): if $a == null or $b == null or $b == 0 then null else $a / $b
        value: (if any($v[]; . == null) then null else ($v | max) end),
        values: {"nvme-rdma": $v[0], nbd: $v[1]},
        met: (if any($v[]; . == null) then null else all($v[]; . < 1) end)}),
-   ($jr[] | select(.kind != "swap") | . as $j
+   ($jr[] | select(.kind != "swap" and .subject == "rmbd") | . as $j
     | target("\($j.name) IOPS ahead of nbd"; $j.name; "nbd"; "iops"; ">"; 1),
       (select($j.kind == "lat")
        | target("\($j.name) mean latency ahead of nbd"; $j.name; "nbd"; "lat_mean"; "<"; 1)))
@@ -205,13 +212,17 @@ def ratio($a; $b): if $a == null or $b == null or $b == 0 then null else $a / $b
    config: {device_size: $e.device_size, runs: $e.runs,
 	    swap_runs: ($e.swap_runs // $e.runs), runtime_s: $e.runtime_s,
 	    ramp_s: $e.ramp_s, queues: $e.queues, depth: $e.depth, pollq: $e.pollq,
-	    rmbd_has_pollq: $e.rmbd_has_pollq, direct: true},
+	    rmbd_has_pollq: $e.rmbd_has_pollq, loss_timeout_s: $e.loss_timeout_s,
+	    direct: true},
    systems: $sys,
    jobs: $jr,
    targets: $targets,
-   rmbd_ok: ($sys.rmbd == null or
-	     ($sys.rmbd.status == "ok" and all($jr[]; .results.rmbd.status == "ok"
-					   and .results.rmbd.failed_runs == 0)))}
+   rmbd_ok: all("rmbd", "rmbd-mirror"; . as $s
+		| $sys[$s] == null or
+		  ($sys[$s].status == "ok"
+		   and all($jr[] | select(.results | has($s)) | .results[$s];
+			   .status == "ok" and .failed_runs == 0
+			   and (.io_error_runs // 0) == 0)))}
 ' > "$out/bench.json.tmp" || { echo "bench: building bench.json failed" >&2; exit 1; }
 mv "$out/bench.json.tmp" "$out/bench.json"
 
@@ -228,26 +239,66 @@ def x: if . == null then "-" else (fmt(2) + "x") end;
 | "rmbd benchmark \($b.date), commit \($b.commit)\(if $b.dirty then " (modified)" else "" end)",
   "guest: Linux \($b.environment.guest_kernel), \($b.environment.vcpus) vCPUs, \($b.environment.mem_mib) MiB, rxe MTU \($b.environment.rxe_mtu) (netdev \($b.environment.netdev_mtu)), QEMU \($b.environment.accel // "?"); \($b.config.device_size / 1048576 | floor) MiB devices",
   "network: \(if $b.environment.net == "two" then "client and target each on their own soft-RoCE device, the two ends of a veth pair; the target end receives on CPU mask 0x\($b.environment.rps_target)" else "one soft-RoCE device on a dummy netdev, client and target on one address (loopback)" end)",
-  (select(any($b.jobs[]; .kind != "swap"))
+def fiojob: .kind != "swap" and .kind != "failover";
+# A row of the fio table for system $s of job $j.
+def row($j; $s; $first):
+  $j.results[$s] as $r
+  | (if $first then $j.name else "" end | rpad(23))
+    + (($s + (if $j.name == "randread-qd1-hipri" and $r.status == "ok" and ($b.systems[$s].polled | not) then "*" else "" end)) | rpad(12))
+    + (if $r.status == "ok" then
+	 ($r.iops | fmt(0) | lpad(8)) + ($r.mbps | fmt(1) | lpad(9))
+	 + ($r.lat_mean_us | fmt(1) | lpad(10)) + ($r.lat_p99_us | fmt(1) | lpad(10))
+	 + (if $s == $j.subject then "" else
+	       ($j.ratios[$s].iops | x | lpad(15))
+	       + (if $j.kind == "lat" then ($j.ratios[$s].lat_mean | x | lpad(15)) else "" end) end)
+	 + (if $r.failed_runs > 0 then "  (\($r.failed_runs) run(s) failed)" else "" end)
+       elif $r.status == "failed" then "FAILED" | lpad(8)
+       else "n/a" | lpad(8) end);
+# The rows of job $j, its subject first.
+def rows($j):
+  ([$j.subject] + ($j.results | keys_unsorted | map(select(. != $j.subject)))) as $ss
+  | range(0; $ss | length) as $i
+  | select($j.results | has($ss[$i]))
+  | row($j; $ss[$i]; $i == 0);
+def header($who):
+  ("job" | rpad(23)) + ("system" | rpad(12)) + ("IOPS" | lpad(8)) + ("MB/s" | lpad(9))
+  + ("mean" | lpad(10)) + ("p99" | lpad(10)) + ("\($who)/x IOPS" | lpad(15)) + ("\($who)/x mean" | lpad(15));
+
+  (select(any($b.jobs[]; fiojob and .subject == "rmbd"))
    | "median of \($b.config.runs) runs of \($b.config.runtime_s) s (after \($b.config.ramp_s) s ramp), fio --direct=1; latency in us (submission to completion)",
      "rmbd/x = rmbd divided by the row: IOPS (= MB/s ratio) higher is better, latency lower is better",
      "",
-     ("job" | rpad(19)) + ("system" | rpad(11)) + ("IOPS" | lpad(8)) + ("MB/s" | lpad(9))
-	+ ("mean" | lpad(10)) + ("p99" | lpad(10)) + ("rmbd/x IOPS" | lpad(13)) + ("rmbd/x mean" | lpad(13))),
-  ($b.jobs[] | select(.kind != "swap") as $j
-   | ($j.results | keys_unsorted)[] as $s
-   | $j.results[$s] as $r
-   | (if $s == ($j.results | keys_unsorted | first) then $j.name else "" end | rpad(19))
-     + (($s + (if $j.name == "randread-qd1-hipri" and $r.status == "ok" and ($b.systems[$s].polled | not) then "*" else "" end)) | rpad(11))
-     + (if $r.status == "ok" then
-	  ($r.iops | fmt(0) | lpad(8)) + ($r.mbps | fmt(1) | lpad(9))
-	  + ($r.lat_mean_us | fmt(1) | lpad(10)) + ($r.lat_p99_us | fmt(1) | lpad(10))
-	  + (if $s == "rmbd" then "" else
-		($j.ratios[$s].iops | x | lpad(13))
-		+ (if $j.kind == "lat" then ($j.ratios[$s].lat_mean | x | lpad(13)) else "" end) end)
-	  + (if $r.failed_runs > 0 then "  (\($r.failed_runs) run(s) failed)" else "" end)
-	elif $r.status == "failed" then "FAILED" | lpad(8)
-	else "n/a" | lpad(8) end)),
+     header("rmbd")),
+  ($b.jobs[] | select(fiojob and .subject == "rmbd") | rows(.)),
+  (select(any($b.jobs[]; fiojob and .subject == "rmbd-mirror"))
+   | "",
+     "two copies: rmbd-mirror, a mirror of two legs (one per path); rmbd, one leg; md-raid1, md raid1 over",
+     "two single-leg rmbd devices (one per path); mirror/x = rmbd-mirror divided by the row",
+     "",
+     header("mirror")),
+  ($b.jobs[] | select(fiojob and .subject == "rmbd-mirror") | rows(.)),
+  ($b.jobs[] | select(.kind == "failover") as $j
+   | ([$j.results[] | .samples[0]? // empty] | first) as $s0
+   | "",
+     "\($j.name): fio \($j.fio_args) --runtime=\($s0.runtime_s // "?") on a fresh device per run; \($s0.silent_after_s // "?") s in,",
+     "the target of the second copy falls silent (\($s0.silenced_by // "?")); loss_timeout \($b.config.loss_timeout_s // "?") s. stall: the longest I/O",
+     "latency in ms, median of \($b.config.runs) runs (lowest and highest beside it); mirror/x stall: lower is better",
+     "",
+     ("job" | rpad(23)) + ("system" | rpad(12)) + ("stall" | lpad(8)) + ("lowest" | lpad(8))
+	+ ("highest" | lpad(9)) + ("I/O errors" | lpad(12)) + ("mirror/x stall" | lpad(16)),
+     (([$j.subject] + ($j.results | keys_unsorted | map(select(. != $j.subject)))) as $ss
+      | range(0; $ss | length) as $i
+      | $ss[$i] as $s | $j.results[$s] as $r
+      | select($r != null)
+      | (if $i == 0 then $j.name else "" end | rpad(23)) + ($s | rpad(12))
+	+ (if $r.status == "ok" then
+	     ($r.stall_ms | fmt(0) | lpad(8)) + ($r.stall_ms_min | fmt(0) | lpad(8))
+	     + ($r.stall_ms_max | fmt(0) | lpad(9))
+	     + ("\($r.io_error_runs) run(s)" | lpad(12))
+	     + (if $s == $j.subject then "" else ($j.ratios[$s].stall | x | lpad(16)) end)
+	     + (if $r.failed_runs > 0 then "  (\($r.failed_runs) run(s) failed)" else "" end)
+	   elif $r.status == "failed" then "FAILED" | lpad(8)
+	   else "n/a" | lpad(8) end))),
   ($b.jobs[] | select(.kind == "swap") as $j
    | "",
      "\($j.name): median of \($b.config.swap_runs) runs of swapverify \($j.swapverify_args) (a \($j.working_set_mib) MiB working set written, read back and checked)",

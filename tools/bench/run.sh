@@ -9,8 +9,10 @@
 # usage: tools/bench/run.sh        (as root, after "make all")
 #
 # Environment (all optional):
-#   RMBD_BENCH_SYSTEMS  systems to run, comma or space separated
-#                       (default: rmbd,nvme-rdma,nbd,brd)
+#   RMBD_BENCH_SYSTEMS  systems to run, comma or space separated (default:
+#                       rmbd,nvme-rdma,nbd,brd,rmbd-mirror,md-raid1; the
+#                       last two, two copies each, run the mirror-* and
+#                       failover jobs)
 #   RMBD_BENCH_JOBS     jobs to run (default: all; names in tools/bench/jobs.sh;
 #                       "swap" is the swap job, the others are fio's)
 #   RMBD_BENCH_RUNS     runs of each fio job on each system (default 3; the table
@@ -18,6 +20,9 @@
 #   RMBD_BENCH_SWAP_RUNS  runs of the swap job on each system (default 15:
 #                       a run is one pass of one program, a few seconds)
 #   RMBD_BENCH_RUNTIME  seconds measured per run (default 5)
+#   RMBD_BENCH_LOSS     loss_timeout of the rmbd devices of the systems of
+#                       two copies, in s (default 10; the failover job runs
+#                       12 s longer)
 #   RMBD_BENCH_RAMP     seconds of ramp before each run (default 1)
 #   RMBD_BENCH_SIZE     size of every device, e.g. 512M, 1G (default 512M)
 #   RMBD_BENCH_QUEUES   I/O queues (rmbd queues, nvme --nr-io-queues, nbd
@@ -109,8 +114,16 @@ for c in nvme nbd-server nbd-client; do
 done
 
 # Memory: every system holds one device of RAM (the rmbd export, or a brd
-# device) plus the guest's own needs.
-export RMBD_VM_MEM=${RMBD_VM_MEM:-$(( 1024 + ${#systems[@]} * (size >> 20) ))M}
+# device; two exports for a system of two copies) plus the guest's own
+# needs, and the failover job's two 64M exports.
+mem=$(( 1024 + 128 ))
+for s in "${systems[@]}"; do
+	mem=$(( mem + (size >> 20) ))
+	bench_is_mirror_system "$s" && mem=$(( mem + (size >> 20) ))
+done
+export RMBD_VM_MEM=${RMBD_VM_MEM:-${mem}M}
+[[ ${RMBD_BENCH_LOSS:-10} =~ ^[1-9][0-9]{0,2}$ ]] ||
+	die "RMBD_BENCH_LOSS must be a number of seconds, 1 to 999" 2
 
 # Time: boot and setup, writing each device once (the network systems do
 # some 30 MB/s under TCG; for the fio jobs only), then one fio process per
@@ -118,9 +131,11 @@ export RMBD_VM_MEM=${RMBD_VM_MEM:-$(( 1024 + ${#systems[@]} * (size >> 20) ))M}
 # own); a swap job runs swapverify once per run on each swap system and
 # without a limit, and once more each to warm up, some 15 s each under
 # TCG with mkswap and swapoff.
-nfio=0 nswap=0 swap_sys=1
+nfio=0 nswap=0 swap_sys=1 nfo=0
 for j in "${jobs[@]}"; do
-	if [[ $(bench_job_field "$j" 2) == swap ]]; then
+	if [[ $(bench_job_field "$j" 2) == failover ]]; then
+		nfo=$(( nfo + 1 ))
+	elif [[ $(bench_job_field "$j" 2) == swap ]]; then
 		nswap=$(( nswap + 1 ))
 		mib=$(bench_swap_mib "$j")
 		(( size >> 20 >= mib )) ||
@@ -136,7 +151,8 @@ for s in "${systems[@]}"; do
 done
 estimate=$(( 60 + ${#systems[@]} * ((nfio > 0) * size / 30000000 + 5) +
 	nfio * runs * (3 + ${#systems[@]} * (ramp + runtime + 1)) +
-	nswap * (swap_runs + 1) * swap_sys * 15 ))
+	nswap * (swap_runs + 1) * swap_sys * 15 +
+	nfo * runs * 2 * (${RMBD_BENCH_LOSS:-10} + 12 + 15) ))
 tmo=$(( estimate * 2 + 300 ))
 
 # run-vm.sh runs scripts from inside the work tree only: a small generated
@@ -155,6 +171,7 @@ wrapper=$jobdir/bench.sh
 	printf 'export RMBD_BENCH_SIZE=%q RMBD_BENCH_QUEUES=%q RMBD_BENCH_DEPTH=%q RMBD_BENCH_POLLQ=%q\n' \
 		"$size" "$queues" "$depth" "$pollq"
 	printf 'export RMBD_BENCH_NET=%q\n' "$net"
+	[[ -n ${RMBD_BENCH_LOSS:-} ]] && printf 'export RMBD_BENCH_LOSS=%q\n' "$RMBD_BENCH_LOSS"
 	[[ -n ${RMBD_BENCH_RPS_TARGET:-} ]] && printf 'export RMBD_BENCH_RPS_TARGET=%q\n' "$RMBD_BENCH_RPS_TARGET"
 	[[ -n ${RMBD_BENCH_RPS_CLIENT:-} ]] && printf 'export RMBD_BENCH_RPS_CLIENT=%q\n' "$RMBD_BENCH_RPS_CLIENT"
 	printf 'exec bash %q\n' "$here/guest.sh"
