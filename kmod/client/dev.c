@@ -98,6 +98,12 @@ static blk_status_t rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
 	blk_status_t status;
 	unsigned int i, n;
 
+	/*
+	 * The submitter reports its own errors (the resync, which a
+	 * disconnect stops): the block layer logs none of them.
+	 */
+	if (unlikely(rq->bio && bio_flagged(rq->bio, BIO_QUIET)))
+		rq->rq_flags |= RQF_QUIET;
 	/* Given up: fail at once, without a look at the session. */
 	if (unlikely(test_bit(RMBD_C_DEV_DEAD, &dev->flags)))
 		return BLK_STS_IOERR;

@@ -506,6 +506,8 @@ static int rmbd_c_resync_io(struct rmbd_c_dev *dev, enum req_op op, u64 pos,
 
 	bio = bio_alloc(dev->disk->part0, n, op | REQ_SYNC | REQ_NOMERGE,
 			GFP_NOIO);
+	/* Quiet: rmbd_c_resync_leg() tells of its failure, once. */
+	bio_set_flag(bio, BIO_QUIET);
 	bio->bi_iter.bi_sector = pos >> SECTOR_SHIFT;
 	for (i = 0; i < n; i++)
 		__bio_add_page(bio, dev->resync_pages[i],
