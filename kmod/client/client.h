@@ -234,6 +234,8 @@ struct rmbd_c_leg {
 
 	u64			session_id;
 	u64			export_id;
+	/* At the first OPEN: the export was never written (RMBD_OPEN_BLANK). */
+	bool			blank;
 	/* From the OPEN reply: what the I/O queues bring to join. */
 	u8			join_key[RMBD_JOIN_KEY_LEN];
 	u64			size;
@@ -558,6 +560,7 @@ blk_status_t rmbd_c_write_parts(struct rmbd_c_dev *dev,
 				struct request *rq, u64 pos, unsigned int *nr);
 bool rmbd_c_legs_decide(struct rmbd_c_dev *dev, struct request *rq);
 int rmbd_c_dirty_alloc(struct rmbd_c_dev *dev);
+void rmbd_c_initial_sync(struct rmbd_c_dev *dev);
 void rmbd_c_dirty_free(struct rmbd_c_dev *dev);
 bool rmbd_c_write_enter(struct rmbd_c_dev *dev, struct request *rq);
 void rmbd_c_write_exit(struct rmbd_c_dev *dev, struct rmbd_c_req *req);

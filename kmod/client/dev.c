@@ -788,7 +788,7 @@ static int rmbd_c_legs_start(struct rmbd_c_dev *dev, int *failed_leg,
 			*failed_leg = i;
 			return ret;
 		}
-		/* At connect every leg is taken to hold the same data. */
+		/* In sync unless rmbd_c_initial_sync() finds otherwise */
 		set_bit(RMBD_C_LEG_IN_SYNC, &leg->flags);
 		rmbd_c_recovery_unlock(leg);
 	}
@@ -967,6 +967,7 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 		       "could not allocate the legs' dirty maps";
 		goto out_stop;
 	}
+	rmbd_c_initial_sync(dev);
 	ret = rmbd_c_disk_add(dev);
 	if (ret) {
 		*why = "cannot create the block device";
@@ -995,6 +996,8 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 				rmbd_c_keepalive_start(dev->legs[i]);
 		/* A leg refused or lost while connecting: a spare's turn. */
 		rmbd_c_spare_kick(dev, 0);
+		/* Legs that rmbd_c_initial_sync() found stale */
+		rmbd_c_resync_start(dev);
 	}
 	dev->adding = false;
 	*index = dev->index;

@@ -412,6 +412,61 @@ void rmbd_c_dirty_free(struct rmbd_c_dev *dev)
 	dev->resync_pages = NULL;
 }
 
+/**
+ * rmbd_c_initial_sync() - mark the legs a new device must copy to
+ * @dev: a device of several legs, its legs started and their dirty maps
+ *	allocated, its disk not added yet
+ *
+ * A blank export (RMBD_OPEN_BLANK: never mapped for writing) holds the
+ * zeroes it was created with, as every other blank one; any other may
+ * hold anything: the data of a device that had it, or that of a mirror
+ * that was degraded when it was disconnected.  So unless every leg is
+ * blank, a mirror takes its first leg that is not as the copy in sync
+ * and copies it to every other leg; a pool (whose legs each hold some of
+ * the data) copies to its blank legs, if the others hold every extent.
+ * The legs so marked are stale, with all they hold in their dirty maps,
+ * and take no reads until the resync, started once the device is live,
+ * ends.  A read-only device writes nothing, so it copies nothing.
+ */
+void rmbd_c_initial_sync(struct rmbd_c_dev *dev)
+{
+	unsigned long blank = 0, stale, all = BIT(dev->nr_legs) - 1, flags;
+	struct rmbd_c_leg *leg;
+	unsigned int i;
+	bool covered;
+
+	if (dev->nr_legs == 1 || dev->read_only)
+		return;
+	for (i = 0; i < dev->nr_legs; i++)
+		if (dev->legs[i]->blank)
+			blank |= BIT(i);
+	if (blank == all)
+		return;
+	if (dev->copies == dev->nr_legs)
+		stale = all & ~BIT(__ffs(all & ~blank));
+	else
+		stale = blank;
+	if (!stale)
+		return;
+	spin_lock_irqsave(&dev->sync_lock, flags);
+	covered = rmbd_c_write_synced(dev, stale);
+	for (i = 0; covered && i < dev->nr_legs; i++) {
+		if (!(stale & BIT(i)))
+			continue;
+		leg = dev->legs[i];
+		clear_bit(RMBD_C_LEG_IN_SYNC, &leg->flags);
+		rmbd_c_leg_mark_held(leg);
+	}
+	spin_unlock_irqrestore(&dev->sync_lock, flags);
+	if (!covered) {
+		pr_warn("rmbd%d: some extents are only on blank legs, the others hold data: no initial copy, the legs %*pbl may differ\n",
+			dev->index, dev->nr_legs, &blank);
+		return;
+	}
+	pr_info("rmbd%d: initial sync: legs %*pbl are stale until the others' data is copied to them\n",
+		dev->index, dev->nr_legs, &stale);
+}
+
 static unsigned int rmbd_c_bucket(unsigned long region)
 {
 	return region % RMBD_C_BARRIER_BUCKETS;

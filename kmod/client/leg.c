@@ -492,6 +492,7 @@ static int rmbd_c_open(struct rmbd_c_leg *leg, const char **why)
 		}
 	} else {
 		leg->export_id = export_id;
+		leg->blank = flags & RMBD_OPEN_BLANK;
 		leg->read_only = leg->read_only || (flags & RMBD_OPEN_RDONLY);
 		/* A leg replaced on a writable disk must take writes. */
 		if (leg->dev->disk && leg->read_only && !leg->dev->read_only) {

@@ -419,7 +419,8 @@ static int rmbd_t_handle_open(struct rmbd_t_session *sess,
 	}
 	sess->read_only = exp->read_only || (flags & RMBD_OPEN_RDONLY);
 	rsp->flags = cpu_to_le32((sess->auth_pending ? RMBD_OPEN_AUTH : 0) |
-				 (sess->read_only ? RMBD_OPEN_RDONLY : 0));
+				 (sess->read_only ? RMBD_OPEN_RDONLY : 0) |
+				 (READ_ONCE(exp->written) ? 0 : RMBD_OPEN_BLANK));
 	kref_get(&exp->ref);
 	list_add_tail(&sess->export_entry, &exp->sessions);
 	exp->nr_sessions++;
@@ -465,6 +466,9 @@ static int rmbd_t_handle_map(struct rmbd_t_session *sess,
 		if (ret)
 			return ret;
 	}
+	/* It may take writes from now on: it is no longer blank. */
+	if (!sess->read_only)
+		WRITE_ONCE(sess->export->written, true);
 	mr = sess->maps[idx].mr;
 	rsp->addr = cpu_to_le64(mr->iova);
 	rsp->len = cpu_to_le64(mr->length);

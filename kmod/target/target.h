@@ -51,6 +51,8 @@ struct rmbd_export {
 	unsigned int		nr_sessions;
 	atomic_t		nr_mapped;
 	bool			deleted;
+	/* A session mapped a slab for writing: it may not hold zeroes. */
+	bool			written;
 	/*
 	 * Sessions of one host at a time unless @shared; none writes if
 	 * @read_only.  Fixed when it is added.

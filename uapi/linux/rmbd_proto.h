@@ -159,6 +159,7 @@ struct rmbd_msg_hdr {
 #define RMBD_OPEN_AUTH		(1U << 0)	/* reply: answer the challenge */
 #define RMBD_OPEN_SHARED	(1U << 1)	/* request: shared on purpose */
 #define RMBD_OPEN_RDONLY	(1U << 2)	/* both: no RDMA WRITE */
+#define RMBD_OPEN_BLANK		(1U << 3)	/* reply: never written */
 #define RMBD_OPEN_REQ_FLAGS	(RMBD_OPEN_SHARED | RMBD_OPEN_RDONLY)
 
 /**
@@ -200,7 +201,10 @@ struct rmbd_open_req {
  * @flags: RMBD_OPEN_AUTH: the target holds a secret for this host and
  *	takes no MAP before RMBD_OP_AUTH answered @challenge;
  *	RMBD_OPEN_RDONLY: the session is read-only (the client asked, or
- *	the export is): its slabs are registered without remote write
+ *	the export is): its slabs are registered without remote write;
+ *	RMBD_OPEN_BLANK: no session mapped a slab of the export for writing
+ *	yet: it holds the zeroes it was created with, the same as every
+ *	other blank export
  * @reserved: zero
  * @challenge: with RMBD_OPEN_AUTH, the target's random challenge; zero
  * @holder: in a refusal with status EBUSY (the export is not shared and

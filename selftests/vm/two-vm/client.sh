@@ -232,8 +232,17 @@ dev=$(rmbd_ok dev connect addr "$RMBD_ADDR" export "$RMBD_TWOVM_EXPORT" \
 [[ $dev =~ ^rmbd[0-9]+$ ]] || fail "dev connect printed '$dev'"
 wait_node "/dev/$dev" || fail "/dev/$dev did not appear"
 log "connected /dev/$dev: $(rmbd_cli -d dev show "$dev" | tr '\n' ' ')"
-[[ $(dev_jq "$dev" '[.state, (.legs | map(.state) | join(","))] | join(" ")') == "live up,up" ]] ||
-	fail "the mirror is not live with both legs up: $(rmbd_cli -d dev show "$dev")"
+# The first target's export holds the runs' data, the third's is new
+# (blank): the mirror copies the first to it (initial sync) at connect.
+[[ $(dev_jq "$dev" '[.state, (.legs | map(.state) | join(","))] | join(" ")') == "live up,stale" ]] ||
+	fail "the mirror is not live with leg 1 stale (blank, to be copied to): $(rmbd_cli -d dev show "$dev")"
+t0=$(date +%s%N)
+while [[ $(dev_jq "$dev" '[.state, (.legs | map("\(.state)/\(.dirty)") | join(","))] | join(" ")') != "live up/0,up/0" ]]; do
+	(( $(date +%s%N) - t0 < 120000000000 )) ||
+		fail "the initial sync did not end in 120 s: $(rmbd_cli -d dev show "$dev")"
+	sleep 0.2
+done
+log "initial sync of leg 1 (the third target's blank export): $(( ($(date +%s%N) - t0) / 1000000 )) ms"
 "$RMBD_BIN" -j monitor dev > "$out/events" 2> "$out/monitor.err" &
 mon=$!
 errors0=$(io_errors "$dev")
