@@ -94,6 +94,16 @@ bench_job_systems() {
 	return 0
 }
 
+# bench_job_base NAME: for a mirror job, the one-leg job with the same
+# fio arguments (mirror-randread-qd16: randread-qd16), whose rmbd runs
+# are its rmbd row when both run; else nothing.
+bench_job_base() {
+	local b=${1#mirror-}
+	[[ $1 == mirror-* && -n $(bench_job_field "$b" 4) &&
+	   $(bench_job_field "$b" 4) == "$(bench_job_field "$1" 4)" ]] && echo "$b"
+	return 0
+}
+
 # bench_job_field NAME N: field N of job NAME (2 kind, 3 description,
 # 4 fio arguments).
 bench_job_field() {

@@ -79,6 +79,11 @@ for j in "${jobs[@]}"; do
 	for s in $(job_systems "$j"); do
 		for (( r = 1; r <= n; r++ )); do
 			f=$res/$dir/$s/$j.$r
+			# A mirror job's rmbd row: its base job's runs (guest.sh)
+			b=$(bench_job_base "$j")
+			if [[ $s == rmbd && -n $b && ! -f $f.json && ! -f $f.failed ]]; then
+				f=$res/$dir/$s/$b.$r
+			fi
 			if [[ -f $f.failed ]]; then
 				jq -nc --arg s "$s" --arg j "$j" --argjson r "$r" --arg e "$(cat "$f.failed")" \
 					'{system: $s, job: $j, run: $r, error: $e}'

@@ -17,12 +17,12 @@
 #                       "swap" is the swap job, the others are fio's)
 #   RMBD_BENCH_RUNS     runs of each fio job on each system (default 3; the table
 #                       shows the median)
-#   RMBD_BENCH_SWAP_RUNS  runs of the swap job on each system (default 15:
+#   RMBD_BENCH_SWAP_RUNS  runs of the swap job on each system (default 11:
 #                       a run is one pass of one program, a few seconds)
 #   RMBD_BENCH_RUNTIME  seconds measured per run (default 5)
 #   RMBD_BENCH_LOSS     loss_timeout of the rmbd devices of the systems of
 #                       two copies, in s (default 10; the failover job runs
-#                       12 s longer)
+#                       8 s longer)
 #   RMBD_BENCH_RAMP     seconds of ramp before each run (default 1)
 #   RMBD_BENCH_SIZE     size of every device, e.g. 512M, 1G (default 512M)
 #   RMBD_BENCH_QUEUES   I/O queues (rmbd queues, nvme --nr-io-queues, nbd
@@ -83,7 +83,7 @@ posint() {	# NAME VALUE
 	[[ $2 =~ ^[1-9][0-9]*$ ]] || die "$1 must be a positive integer, not '$2'" 2
 }
 runs=${RMBD_BENCH_RUNS:-3};       posint RMBD_BENCH_RUNS "$runs"
-swap_runs=${RMBD_BENCH_SWAP_RUNS:-15}; posint RMBD_BENCH_SWAP_RUNS "$swap_runs"
+swap_runs=${RMBD_BENCH_SWAP_RUNS:-11}; posint RMBD_BENCH_SWAP_RUNS "$swap_runs"
 runtime=${RMBD_BENCH_RUNTIME:-5}; posint RMBD_BENCH_RUNTIME "$runtime"
 ramp=${RMBD_BENCH_RAMP:-1}
 [[ $ramp =~ ^[0-9]+$ ]] || die "RMBD_BENCH_RAMP must be a number of seconds" 2
@@ -152,7 +152,7 @@ done
 estimate=$(( 60 + ${#systems[@]} * ((nfio > 0) * size / 30000000 + 5) +
 	nfio * runs * (3 + ${#systems[@]} * (ramp + runtime + 1)) +
 	nswap * (swap_runs + 1) * swap_sys * 15 +
-	nfo * runs * 2 * (${RMBD_BENCH_LOSS:-10} + 12 + 15) ))
+	nfo * runs * 2 * (${RMBD_BENCH_LOSS:-10} + 8 + 15) ))
 tmo=$(( estimate * 2 + 300 ))
 
 # run-vm.sh runs scripts from inside the work tree only: a small generated
