@@ -463,7 +463,7 @@ void rmbd_c_initial_sync(struct rmbd_c_dev *dev)
 			dev->index, dev->nr_legs, &blank);
 		return;
 	}
-	pr_info("rmbd%d: initial sync: legs %*pbl are stale until the others' data is copied to them\n",
+	pr_info("rmbd%d: initial sync: stale until copied to: leg(s) %*pbl\n",
 		dev->index, dev->nr_legs, &stale);
 }
 

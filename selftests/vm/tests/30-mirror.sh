@@ -215,7 +215,7 @@ wait_node "/dev/$dev" || fail "/dev/$dev did not appear"
 got=$(dev_jq "$dev" '[.legs[] | "\(.export)/\(.state)/\(.dirty > 0)"] | join(" ")')
 [[ $got == "m4/stale/true m0/up/false m1/stale/true" ]] ||
 	fail "a new mirror of blank m4, m0 and m1 written apart: $got (m4 and m1 stale, to be copied from m0)"
-dmesg | tail -n +$(( kmsg0 + 1 )) | grep -q "$dev: initial sync: legs 0,2 are stale" ||
+dmesg | tail -n +$(( kmsg0 + 1 )) | grep -q "$dev: initial sync: stale until copied to: leg(s) 0,2$" ||
 	fail "no initial sync of legs 0 and 2 in the kernel log"
 cmp <(dd if="$out/m0.img" bs=1M skip=16 count=8 status=none) \
 	<(dd if="/dev/$dev" bs=1M skip=16 count=8 iflag=direct status=none) ||

@@ -238,8 +238,8 @@ log "connected /dev/$dev: $(rmbd_cli -d dev show "$dev" | tr '\n' ' ')"
 	fail "the mirror is not live with leg 1 stale (blank, to be copied to): $(rmbd_cli -d dev show "$dev")"
 t0=$(date +%s%N)
 while [[ $(dev_jq "$dev" '[.state, (.legs | map("\(.state)/\(.dirty)") | join(","))] | join(" ")') != "live up/0,up/0" ]]; do
-	(( $(date +%s%N) - t0 < 120000000000 )) ||
-		fail "the initial sync did not end in 120 s: $(rmbd_cli -d dev show "$dev")"
+	(( $(date +%s%N) - t0 < $(rounds 120 600) * 1000000000 )) ||
+		fail "the initial sync did not end in $(rounds 120 600) s: $(rmbd_cli -d dev show "$dev")"
 	sleep 0.2
 done
 log "initial sync of leg 1 (the third target's blank export): $(( ($(date +%s%N) - t0) / 1000000 )) ms"
