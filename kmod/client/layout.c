@@ -376,6 +376,8 @@ int rmbd_c_dirty_alloc(struct rmbd_c_dev *dev)
 	       (1UL << RMBD_C_MAX_REGIONS_SHIFT))
 		dev->region_shift++;
 	dev->nr_regions = DIV_ROUND_UP_ULL(size, 1ULL << dev->region_shift);
+	/* As rmbd_c_disk_add() sets it: rmbd_c_initial_sync() needs it. */
+	dev->size = size;
 	for (i = 0; i < dev->nr_legs; i++) {
 		dev->legs[i]->dirty = bitmap_zalloc(dev->nr_regions,
 						    GFP_KERNEL);
@@ -418,53 +420,46 @@ void rmbd_c_dirty_free(struct rmbd_c_dev *dev)
  *	allocated, its disk not added yet
  *
  * A blank export (RMBD_OPEN_BLANK: never mapped for writing) holds the
- * zeroes it was created with, as every other blank one; any other may
- * hold anything: the data of a device that had it, or that of a mirror
- * that was degraded when it was disconnected.  So unless every leg is
- * blank, a mirror takes its first leg that is not as the copy in sync
- * and copies it to every other leg; a pool (whose legs each hold some of
- * the data) copies to its blank legs, if the others hold every extent.
- * The legs so marked are stale, with all they hold in their dirty maps,
+ * zeroes it was created with; any other may hold data.  Blank legs beside
+ * legs that are not are stale, with all they hold in their dirty maps,
  * and take no reads until the resync, started once the device is live,
- * ends.  A read-only device writes nothing, so it copies nothing.
+ * has copied the others' data to them; when the others hold every
+ * extent.  Legs that are not blank are never copied to: which of them
+ * holds the data cannot be told (a connect that failed after its first
+ * legs mapped leaves them not blank, with nothing of the device on them),
+ * so they are taken to hold the same.  Nor is anything copied on a
+ * read-only device, which writes nothing, or a shared one, whose other
+ * hosts' writes the resync could not hold off.
  */
 void rmbd_c_initial_sync(struct rmbd_c_dev *dev)
 {
-	unsigned long blank = 0, stale, all = BIT(dev->nr_legs) - 1, flags;
-	struct rmbd_c_leg *leg;
+	unsigned long blank = 0, all = BIT(dev->nr_legs) - 1, flags;
 	unsigned int i;
 	bool covered;
 
-	if (dev->nr_legs == 1 || dev->read_only)
+	if (dev->nr_legs == 1 || dev->read_only || dev->shared)
 		return;
 	for (i = 0; i < dev->nr_legs; i++)
 		if (dev->legs[i]->blank)
 			blank |= BIT(i);
-	if (blank == all)
-		return;
-	if (dev->copies == dev->nr_legs)
-		stale = all & ~BIT(__ffs(all & ~blank));
-	else
-		stale = blank;
-	if (!stale)
+	if (!blank || blank == all)
 		return;
 	spin_lock_irqsave(&dev->sync_lock, flags);
-	covered = rmbd_c_write_synced(dev, stale);
+	covered = rmbd_c_write_synced(dev, blank);
 	for (i = 0; covered && i < dev->nr_legs; i++) {
-		if (!(stale & BIT(i)))
+		if (!(blank & BIT(i)))
 			continue;
-		leg = dev->legs[i];
-		clear_bit(RMBD_C_LEG_IN_SYNC, &leg->flags);
-		rmbd_c_leg_mark_held(leg);
+		clear_bit(RMBD_C_LEG_IN_SYNC, &dev->legs[i]->flags);
+		rmbd_c_leg_mark_held(dev->legs[i]);
 	}
 	spin_unlock_irqrestore(&dev->sync_lock, flags);
 	if (!covered) {
-		pr_warn("rmbd%d: some extents are only on blank legs, the others hold data: no initial copy, the legs %*pbl may differ\n",
+		pr_warn("rmbd%d: some extents are on blank legs only: no initial sync, blank legs %*pbl taken as they are\n",
 			dev->index, dev->nr_legs, &blank);
 		return;
 	}
 	pr_info("rmbd%d: initial sync: stale until copied to: leg(s) %*pbl\n",
-		dev->index, dev->nr_legs, &stale);
+		dev->index, dev->nr_legs, &blank);
 }
 
 static unsigned int rmbd_c_bucket(unsigned long region)

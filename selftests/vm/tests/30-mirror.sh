@@ -17,8 +17,9 @@
 # dev replace puts a new export in its place (refused for one too small,
 # the other leg's, or when no other copy is in sync), the whole device is
 # copied to it under fio, and it holds what the survivor holds.  A mirror
-# connected over exports that are not all blank copies its first leg
-# that is not blank to the others (initial sync); blank ones need none.
+# of a blank export and one that holds data copies that data to the
+# blank one (initial sync); two blank ones, or two written ones, are
+# taken as they are.
 # timeout=600
 
 set -eu
@@ -198,38 +199,49 @@ same_alone m0 m1
 cmp "$out/base" <(head -c 16M "$out/m0.img") || fail "the first 16M changed"
 log "m0 and m1, each alone, hold the same 64M"
 
-# Initial sync: export m1, written alone, now differs from m0, and m4 is
-# new (blank).  A mirror of m4, m0 and m1 takes m0, its first leg that
-# is not blank, as the copy in sync: the other two are stale with the
-# whole device to copy, take no reads meanwhile, and end holding m0.
+# Initial sync: m4 is new (blank), and m1, written alone, now differs
+# from m0.  A mirror of m4 and m0 copies m0 to m4: m4 is stale, with the
+# whole device to copy, and takes no reads meanwhile.
+head -c 2M /dev/urandom > "$out/apart"
 one=$(dev_connect m1)
-dd if=/dev/urandom of="/dev/$one" bs=1M count=2 seek=20 oflag=direct status=none ||
+dd if="$out/apart" of="/dev/$one" bs=1M seek=20 oflag=direct status=none ||
 	fail "cannot write export m1 alone"
 dev_disconnect "$one"
 target_setup m4 64M
 echo 16 > "$resync_rate"
 kmsg0=$(dmesg | wc -l)
 dev=$(rmbd_ok dev connect addr "$addr2" export m4 addr "$RMBD_ADDR" export m0 \
-	addr "$addr2" export m1 reconnect_delay 1 | tail -n 1)
+	reconnect_delay 1 | tail -n 1)
 wait_node "/dev/$dev" || fail "/dev/$dev did not appear"
 got=$(dev_jq "$dev" '[.legs[] | "\(.export)/\(.state)/\(.dirty > 0)"] | join(" ")')
-[[ $got == "m4/stale/true m0/up/false m1/stale/true" ]] ||
-	fail "a new mirror of blank m4, m0 and m1 written apart: $got (m4 and m1 stale, to be copied from m0)"
-dmesg | tail -n +$(( kmsg0 + 1 )) | grep -q "$dev: initial sync: stale until copied to: leg(s) 0,2$" ||
-	fail "no initial sync of legs 0 and 2 in the kernel log"
+[[ $got == "m4/stale/true m0/up/false" ]] ||
+	fail "a new mirror of blank m4 and m0: $got (m4 stale, to be copied from m0)"
+dmesg | tail -n +$(( kmsg0 + 1 )) | grep -q "$dev: initial sync: stale until copied to: leg(s) 0$" ||
+	fail "no initial sync of leg 0 in the kernel log"
 cmp <(dd if="$out/m0.img" bs=1M skip=16 count=8 status=none) \
 	<(dd if="/dev/$dev" bs=1M skip=16 count=8 iflag=direct status=none) ||
-	fail "the mirror read what m0 does not hold while its other legs were stale"
+	fail "the mirror read what m0 does not hold while m4 was stale"
 echo 0 > "$resync_rate"
 t0=$(usec)
-while got=$(dev_jq "$dev" '[.legs[] | "\(.state)/\(.dirty)"] | join(" ")'); [[ $got != "up/0 up/0 up/0" ]]; do
+while got=$(dev_jq "$dev" '[.legs[] | "\(.state)/\(.dirty)"] | join(" ")'); [[ $got != "up/0 up/0" ]]; do
 	(( $(usec) - t0 < 60000000 )) || fail "legs '$got' 60 s after the initial sync was let go"
 	sleep 0.2
 done
-log "initial sync: m4 (blank) and m1 (written apart) copied from m0 in $(( ($(usec) - t0) / 1000 )) ms once unthrottled"
+log "initial sync: m4 (blank) copied from m0 in $(( ($(usec) - t0) / 1000 )) ms once unthrottled"
 dev_disconnect "$dev"
-same_alone m0 m4 m1
-log "m0, m4 and m1, each alone, hold the same 64M"
+same_alone m0 m4
+log "m0 and m4, each alone, hold the same 64M"
+
+# Exports that both hold data are not copied between (which one holds
+# the device's data cannot be told): m1 keeps what it was written alone.
+dev=$(rmbd_ok dev connect addr "$RMBD_ADDR" export m0 addr "$addr2" export m1 | tail -n 1)
+got=$(dev_jq "$dev" '[.legs[] | "\(.state)/\(.dirty)"] | join(" ")')
+[[ $got == "up/0 up/0" ]] || fail "a mirror of m0 and m1, both written: $got, not taken as they are"
+dev_disconnect "$dev"
+one=$(dev_connect m1)
+cmp "$out/apart" <(dd if="/dev/$one" bs=1M skip=20 count=2 iflag=direct status=none) ||
+	fail "a mirror of m0 and m1 copied over what m1 held"
+dev_disconnect "$one"
 
 # Blank exports alone: nothing to copy, every leg in sync at once.
 target_setup b0 8M
@@ -242,9 +254,7 @@ rmbd_ok export del b0 > /dev/null
 rmbd_ok export del b1 > /dev/null
 rmbd_ok export del m4 > /dev/null
 
-# A leg whose export is deleted fails for good; the device stays live
-# (leg 1, stale at connect as m1 is not blank, had its initial sync
-# cut short).
+# A leg whose export is deleted fails for good; the device stays live.
 dev=$(rmbd_ok dev connect addr "$RMBD_ADDR" export m0 addr "$addr2" export m1 \
 	reconnect_delay 1 | tail -n 1)
 wait_node "/dev/$dev" || fail "/dev/$dev did not appear"
