@@ -174,7 +174,7 @@ fi
 # 24-auth and 25-ownership (policy, not teardown), and the two-VM test.
 debug_default="00-rxe 04-bad-input 05-module-unload 07-force-delete
 	13-loss-timeout 14-removal-under-io 15-races 16-alloc-failures
-	18-in-use 19-queues 22-hostile-peer 29-lying-target 30-mirror 32-pool
+	18-in-use 19-queues 22-hostile-peer 29-lying-target
 	00-rxe@siw 01-data-verify@siw"
 
 if [[ ${RMBD_WITH_DEBUG:-0} != 0 ]]; then
