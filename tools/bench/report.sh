@@ -76,11 +76,11 @@ for j in "${jobs[@]}"; do
 	elif [[ $(bench_job_field "$j" 2) == failover ]]; then
 		dir=failover get='{stall_ms, fio_error, fio_exit, ios, silent_after_s, runtime_s, loss_timeout_s, silenced_by, state_after, copies_after}'
 	fi
+	# A mirror job's rmbd row: its base job's runs (guest.sh)
+	b=$(bench_job_base "$j")
 	for s in $(job_systems "$j"); do
 		for (( r = 1; r <= n; r++ )); do
 			f=$res/$dir/$s/$j.$r
-			# A mirror job's rmbd row: its base job's runs (guest.sh)
-			b=$(bench_job_base "$j")
 			if [[ $s == rmbd && -n $b && ! -f $f.json && ! -f $f.failed ]]; then
 				f=$res/$dir/$s/$b.$r
 			fi
