@@ -228,4 +228,5 @@ module_exit(rmbd_client_exit);
 
 MODULE_DESCRIPTION("rmbd client: block devices in remote memory over RDMA");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(RMBD_VERSION);
 MODULE_SOFTDEP("pre: hmac sha256");

@@ -294,4 +294,5 @@ module_exit(rmbd_target_exit);
 
 MODULE_DESCRIPTION("rmbd target: export RAM to RDMA block device clients");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(RMBD_VERSION);
 MODULE_SOFTDEP("pre: hmac sha256");
