@@ -28,9 +28,10 @@
 extern "C" {
 #endif
 
-#define LIBRMBD_VERSION		"0.1.0"
-
 struct rmbd_ctx;
+
+/* The version of the library loaded, as "MAJOR.MINOR.PATCH". */
+const char *rmbd_version(void);
 
 int rmbd_open(struct rmbd_ctx **ctx);
 void rmbd_close(struct rmbd_ctx *ctx);

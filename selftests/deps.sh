@@ -46,6 +46,8 @@ required=(
 	mdadm
 	lvm2
 	cryptsetup-bin
+	dkms
+	python3-yaml
 )
 optional=(
 	linux-source-6.1

@@ -28,6 +28,8 @@ set -u
 {
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# The project's own checks treat compiler warnings as errors.
+export WERROR=${WERROR:-1}
 repo=$(cd "$here/.." && pwd)
 
 if (( EUID != 0 )); then

@@ -7,9 +7,12 @@
  * Exit status: 0 success, 1 a request failed, 2 usage error.  Usage errors
  * are found before any netlink traffic.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+
+#include <linux/rmbd_proto.h>
 
 #include "print.h"
 #include "rmbd.h"
@@ -92,6 +95,38 @@ static int run_object(const struct object *obj, int argc, char **argv)
 	return cmd->fn(argc - 1, argv + 1);
 }
 
+/*
+ * rmbd -V: the CLI's version, the library's (the one loaded, which may
+ * differ from the CLI's after a partial upgrade), the wire protocol's and
+ * each module's, if loaded.
+ */
+static void print_versions(void)
+{
+	static const char *const mods[] = { "rmbd_target", "rmbd_client" };
+	char path[64], ver[64];
+	unsigned int i;
+
+	printf("rmbd %s\n", RMBD_VERSION);
+	printf("librmbd %s\n", rmbd_version());
+	printf("protocol %u\n", RMBD_PROTO_VERSION);
+	for (i = 0; i < sizeof(mods) / sizeof(mods[0]); i++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/sys/module/%s/version", mods[i]);
+		f = fopen(path, "re");
+		if (!f) {
+			printf("%s %s\n", mods[i], errno == ENOENT ?
+			       "not loaded" : "unknown");
+			continue;
+		}
+		if (!fgets(ver, sizeof(ver), f))
+			ver[0] = '\0';
+		fclose(f);
+		ver[strcspn(ver, "\n")] = '\0';
+		printf("%s %s\n", mods[i], ver[0] ? ver : "unknown");
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -119,7 +154,7 @@ int main(int argc, char **argv)
 			opt.details = true;
 			break;
 		case 'V':
-			printf("rmbd %s\n", LIBRMBD_VERSION);
+			print_versions();
 			return 0;
 		case 'h':
 			main_help(stdout);

@@ -209,7 +209,35 @@ usage monitor "unexpected argument 'x'" monitor help x
 log_is "" "usage errors make no library call"
 
 # Help
-expect 0 "rmbd 0.1.0" "" "$RMBD" -V
+# -V: the CLI's, the library's, the protocol's and each module's version,
+# the first two from ../../VERSION, the project's one version source.
+ver=$(cat "$here/../../VERSION")
+proto=$(sed -n 's/^#define RMBD_PROTO_VERSION[[:space:]]*\([0-9]*\)$/\1/p' \
+	"$here/../../uapi/linux/rmbd_proto.h")
+for opt in -V --version; do
+	"$RMBD" $opt >"$tmp/out" 2>"$tmp/err" </dev/null
+	rc=$?
+	printf 'rmbd %s\nlibrmbd %s\nprotocol %s\n' "$ver" "$ver" "$proto" \
+		>"$tmp/want"
+	if [ $rc = 0 ] && [ ! -s "$tmp/err" ] && [ -n "$proto" ] &&
+	   head -n 3 "$tmp/out" | cmp -s - "$tmp/want" &&
+	   [ "$(sed -n 4,5p "$tmp/out" | grep -cE \
+		'^rmbd_(target|client) (not loaded|[0-9][0-9.]*)$')" = 2 ] &&
+	   [ "$(wc -l <"$tmp/out")" = 5 ]; then
+		pass "rmbd $opt: rmbd, librmbd $ver, protocol $proto, modules"
+	else
+		fail "rmbd $opt"
+		sed 's/^/# /' "$tmp/out" "$tmp/err"
+	fi
+done
+# Every man page's footer names the same version.
+for m in "$here"/../../Documentation/man/*.8; do
+	if grep -q "^\.TH .* \"rmbd $ver\" " "$m"; then
+		pass "$(basename "$m") is for rmbd $ver"
+	else
+		fail "$(basename "$m"): .TH does not say rmbd $ver"
+	fi
+done
 for args in "help" "-h" "--help" "help export" "export help" "listener help" \
 	    "dev help" "d h" "help l" "monitor help" "help monitor" "m h"; do
 	# shellcheck disable=SC2086

@@ -150,6 +150,11 @@ void rmbd_close(struct rmbd_ctx *ctx)
 	free(ctx);
 }
 
+const char *rmbd_version(void)
+{
+	return RMBD_VERSION;
+}
+
 const char *rmbd_errmsg(const struct rmbd_ctx *ctx)
 {
 	return ctx->errmsg;

@@ -245,6 +245,8 @@ for t in "${TESTS[@]}"; do
 		if [[ $transport == siw ]]; then
 			export RMBD_TRANSPORT=siw RMBD_NETDEV=d1 RMBD_ADDR=10.202.0.1
 		fi
+		# What its host-setup script made (run-vm.sh), if it has one.
+		export RMBD_SETUP_DIR=$out/setup/$name
 		timeout -k 10 "$tmo" bash "$t" || trc=$?
 		echo "$BASHPID" > /sys/fs/cgroup/cgroup.procs
 		echo 1 > "$test_cg/cgroup.kill"

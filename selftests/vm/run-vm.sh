@@ -21,6 +21,14 @@
 #                     console.log and dmesg.log in RMBD_RESULTS/<test>/.
 #   # vm-mem-debug=SIZE  vm-mem on the debug kernel, whose KASAN shadow and
 #                     bookkeeping take a good part of a small VM
+#   # host-setup=SCRIPT  a script (beside the test) that runs on the host,
+#                     as root, before the VM boots, with a directory of the
+#                     results share as its argument; the test finds it as
+#                     RMBD_SETUP_DIR (RMBD_KVER: the kernel the VM boots),
+#                     with the script's output in setup.log
+#                     and a file "done" when the script succeeded (what the
+#                     read-only guest cannot do: install into a scratch root,
+#                     build with DKMS)
 #
 # Environment:
 #   RMBD_KVER         kernel release to boot (default: newest in /lib/modules
@@ -248,6 +256,20 @@ run_boot() {	# FIRST COUNT MEM OUT LABEL
 	if [[ $debug == 1 ]]; then
 		vm_debug_job >> "$out/job"
 	fi
+
+	# The tests' host-setup scripts, before the boot.
+	local setup sdir
+	for p in "${bpaths[@]}"; do
+		setup=$(sed -n 's/^# host-setup=\([A-Za-z0-9._-]\+\)$/\1/p' "${p%@*}" | head -n 1)
+		[[ -n $setup ]] || continue
+		sdir=$out/setup/$(basename "${p%@*}" .sh)${p##*.sh}
+		mkdir -p "$sdir"
+		if RMBD_DEBUG_KERNEL=$debug RMBD_KVER=$kver \
+		   "$(dirname "$p")/$setup" "$sdir" \
+		   > "$sdir/setup.log" 2>&1 < /dev/null; then
+			touch "$sdir/done"
+		fi
+	done
 
 	local vm_timeout=${RMBD_VM_TIMEOUT:-}
 	if [[ -z $vm_timeout ]]; then
