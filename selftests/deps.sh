@@ -48,6 +48,7 @@ required=(
 	cryptsetup-bin
 	dkms
 	python3-yaml
+	udev
 )
 optional=(
 	linux-source-6.1

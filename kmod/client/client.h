@@ -21,6 +21,7 @@
 #define RMBD_CLIENT_H
 
 #include <linux/blk-mq.h>
+#include <linux/kfifo.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -440,6 +441,16 @@ struct rmbd_c_dev {
 	int			resync_bucket;
 	wait_queue_head_t	resync_wait;
 	atomic_t		wr_inflight[RMBD_C_BARRIER_BUCKETS];
+	/*
+	 * The disk's change uevents (sysfs.c): rmbd_c_uevent() queues each
+	 * event with the state it left, allocating nothing, and @uevent_work
+	 * sends them in order.  Queued only while @uevents_on (from the
+	 * disk's add to its delete), under @uevent_lock.
+	 */
+	spinlock_t		uevent_lock;
+	bool			uevents_on;
+	DECLARE_KFIFO(uevents, u16, 16);
+	struct work_struct	uevent_work;
 	struct blk_mq_tag_set	tag_set;
 	struct gendisk		*disk;
 };
@@ -569,7 +580,16 @@ void rmbd_c_resync_work(struct work_struct *work);
 
 /* netlink.c */
 int rmbd_c_netlink_init(void);
+u8 rmbd_c_leg_state(struct rmbd_c_leg *leg);
 void rmbd_c_notify(struct rmbd_c_dev *dev, u8 event);
+void rmbd_c_notify_progress(struct rmbd_c_dev *dev, u8 event);
 void rmbd_c_netlink_exit(void);
+
+/* sysfs.c */
+extern const struct attribute_group *rmbd_c_attr_groups[];
+void rmbd_c_uevent_init(struct rmbd_c_dev *dev);
+void rmbd_c_uevent_start(struct rmbd_c_dev *dev);
+void rmbd_c_uevent_stop(struct rmbd_c_dev *dev);
+void rmbd_c_uevent(struct rmbd_c_dev *dev, u8 event);
 
 #endif /* RMBD_CLIENT_H */

@@ -539,9 +539,10 @@ static noinline int rmbd_c_disk_add(struct rmbd_c_dev *dev)
 	mutex_lock(&rmbd_c_mutex);
 	dev->adding = true;
 	mutex_unlock(&rmbd_c_mutex);
-	ret = add_disk(dev->disk);
+	ret = device_add_disk(NULL, dev->disk, rmbd_c_attr_groups);
 	if (ret)
 		goto out_put_disk;
+	rmbd_c_uevent_start(dev);
 	return 0;
 
 out_put_disk:
@@ -880,6 +881,7 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 	}
 	/* From here on rmbd_c_dev_put() frees it and its legs. */
 	kref_init(&dev->ref);
+	rmbd_c_uevent_init(dev);
 	spin_lock_init(&dev->sync_lock);
 	INIT_DELAYED_WORK(&dev->loss_work, rmbd_c_loss_work);
 	INIT_WORK(&dev->resync_work, rmbd_c_resync_work);
@@ -1036,6 +1038,7 @@ static void rmbd_c_dev_remove(struct rmbd_c_dev *dev)
 		rmbd_c_recovery_unlock(leg);
 	}
 	/* Waits for in-flight I/O; a dead link fails it via the timeout. */
+	rmbd_c_uevent_stop(dev);
 	del_gendisk(dev->disk);
 	rmbd_c_legs_stop(dev);
 	rmbd_c_notify(dev, RMBD_DEV_EVENT_DISCONNECTED);

@@ -651,7 +651,8 @@ static void rmbd_c_resync_leg(struct rmbd_c_dev *dev, struct rmbd_c_leg *leg)
 			/* How far it is: the legs' dirty bytes in the event */
 			if (time_after(jiffies, told + RMBD_C_RESYNC_EVENT_SECS * HZ)) {
 				told = jiffies;
-				rmbd_c_notify(dev, RMBD_DEV_EVENT_RESYNC);
+				rmbd_c_notify_progress(dev,
+						       RMBD_DEV_EVENT_RESYNC);
 			}
 			rate = READ_ONCE(resync_rate);
 			if (rate)

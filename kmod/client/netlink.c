@@ -84,23 +84,27 @@ static const struct nla_policy rmbd_c_policy[RMBD_CLIENT_ATTR_MAX + 1] = {
 
 static struct genl_family rmbd_c_family;
 
+/* enum rmbd_leg_state of @leg */
+u8 rmbd_c_leg_state(struct rmbd_c_leg *leg)
+{
+	if (test_bit(RMBD_C_LEG_FAILED, &leg->flags))
+		return RMBD_LEG_STATE_FAILED;
+	if (!test_bit(RMBD_C_LEG_UP, &leg->flags))
+		return RMBD_LEG_STATE_DOWN;
+	if (test_bit(RMBD_C_LEG_IN_SYNC, &leg->flags))
+		return RMBD_LEG_STATE_UP;
+	return RMBD_LEG_STATE_STALE;
+}
+
 /* One leg, @i of its device, as a RMBD_CLIENT_ATTR_LEG nest. */
 static int rmbd_c_fill_leg(struct sk_buff *skb, struct rmbd_c_leg *leg,
 			   unsigned int i)
 {
 	struct rmbd_c_dev *dev = leg->dev;
 	struct nlattr *nest;
+	u8 state = rmbd_c_leg_state(leg);
 	u64 dirty = 0;
-	u8 state;
 
-	if (test_bit(RMBD_C_LEG_FAILED, &leg->flags))
-		state = RMBD_LEG_STATE_FAILED;
-	else if (!test_bit(RMBD_C_LEG_UP, &leg->flags))
-		state = RMBD_LEG_STATE_DOWN;
-	else if (test_bit(RMBD_C_LEG_IN_SYNC, &leg->flags))
-		state = RMBD_LEG_STATE_UP;
-	else
-		state = RMBD_LEG_STATE_STALE;
 	if (leg->dirty)
 		dirty = min_t(u64, dev->size,
 			      (u64)bitmap_weight(leg->dirty, dev->nr_regions) <<
@@ -661,14 +665,16 @@ static DECLARE_RWSEM(rmbd_c_events_sem);
 static bool rmbd_c_events_on;
 
 /**
- * rmbd_c_notify() - announce @event of @dev to the events group
+ * rmbd_c_notify_progress() - announce @event of @dev to the events group
  * @dev: the device
  * @event: enum rmbd_dev_event
  *
  * Called from the recovery paths, which must not wait for memory: an
  * event that cannot be allocated at once is dropped.  Takes rmbd_c_mutex.
+ * For news of a change that rmbd_c_notify() announced already (how far a
+ * resync is): no uevent.
  */
-void rmbd_c_notify(struct rmbd_c_dev *dev, u8 event)
+void rmbd_c_notify_progress(struct rmbd_c_dev *dev, u8 event)
 {
 	struct sk_buff *skb;
 	int ret;
@@ -690,6 +696,20 @@ void rmbd_c_notify(struct rmbd_c_dev *dev, u8 event)
 		genlmsg_multicast(&rmbd_c_family, skb, 0, 0, GFP_NOWAIT);
 out:
 	up_read(&rmbd_c_events_sem);
+}
+
+/**
+ * rmbd_c_notify() - announce @event of @dev, a change of its state or of
+ * a leg's, to the events group and to udev
+ * @dev: the device
+ * @event: enum rmbd_dev_event
+ *
+ * As rmbd_c_notify_progress(), plus a change uevent of the disk.
+ */
+void rmbd_c_notify(struct rmbd_c_dev *dev, u8 event)
+{
+	rmbd_c_uevent(dev, event);
+	rmbd_c_notify_progress(dev, event);
 }
 
 int rmbd_c_netlink_init(void)
