@@ -89,7 +89,10 @@ enum rmbd_dev_state {
 	RMBD_DEV_STATE_RECONNECTING,
 };
 
-/* Multicast group of RMBD_CLIENT_CMD_DEV_EVENT notifications. */
+/*
+ * Multicast group of RMBD_CLIENT_CMD_DEV_EVENT notifications; joining it
+ * needs CAP_NET_ADMIN (-EPERM otherwise).
+ */
 #define RMBD_CLIENT_MCGRP_EVENTS	"events"
 
 /**

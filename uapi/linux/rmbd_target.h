@@ -88,7 +88,10 @@ enum rmbd_target_cmd {
 	RMBD_TARGET_CMD_MAX = __RMBD_TARGET_CMD_MAX - 1
 };
 
-/* Multicast group of RMBD_TARGET_CMD_SESSION_EVENT notifications. */
+/*
+ * Multicast group of RMBD_TARGET_CMD_SESSION_EVENT notifications; joining
+ * it needs CAP_NET_ADMIN (-EPERM otherwise).
+ */
 #define RMBD_TARGET_MCGRP_EVENTS	"events"
 
 /**
