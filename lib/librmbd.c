@@ -616,9 +616,12 @@ static int rmbd_walk_export(struct nlattr **tb, void *arg)
 	struct rmbd_export_walk *w = arg;
 	struct rmbd_export_info e;
 
+	/*
+	 * Every export message carries the total, as it was when the
+	 * message was filled: the last one read is the latest.
+	 */
 	if (tb[RMBD_TARGET_ATTR_TOTAL_MEM] && w->total_mem)
 		*w->total_mem = nla_get_u64(tb[RMBD_TARGET_ATTR_TOTAL_MEM]);
-	/* The total may come in a message of its own. */
 	if (!tb[RMBD_TARGET_ATTR_EXPORT_NAME])
 		return 0;
 	rmbd_parse_export(tb, &e);

@@ -105,8 +105,8 @@ int rmbd_export_get(struct rmbd_ctx *ctx, const char *name,
 /*
  * The list functions call cb once per object.  A non-zero return of cb
  * stops the calls; the list function then returns that value.
- * total_mem (may be NULL) is set to 0, then to the kernel's total if the
- * dump carries one.
+ * total_mem (may be NULL) is set to 0, then to the kernel's total, which
+ * every export message carries (it stays 0 when there is no export).
  */
 int rmbd_export_list(struct rmbd_ctx *ctx,
 		     int (*cb)(const struct rmbd_export_info *, void *),

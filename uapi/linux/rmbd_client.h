@@ -36,12 +36,12 @@
 /**
  * enum rmbd_client_cmd - commands of the rmbd_client family
  * @RMBD_CLIENT_CMD_DEV_CONNECT: connect to ADDR, [PORT], EXPORT_NAME (one
- *	leg), or to the legs of LEGS, [LAYOUT], [NR_IO_QUEUES],
- *	[NR_POLL_QUEUES], [QUEUE_DEPTH], [RECONNECT_DELAY], [LOSS_TIMEOUT],
- *	[SHARED], [HOST], [SECRET], [READ_ONLY].  Replies with the new
- *	device.  When a leg of LEGS fails, the error's extack points at its
- *	LEG; when an export is another host's (-EBUSY), a message with
- *	HOLDER comes before the error.
+ *	leg), or to the legs of LEGS, [LAYOUT], [COPIES], [SPARES];
+ *	[NR_IO_QUEUES], [NR_POLL_QUEUES], [QUEUE_DEPTH], [RECONNECT_DELAY],
+ *	[LOSS_TIMEOUT], [SHARED], [HOST], [SECRET], [READ_ONLY].  Replies
+ *	with the new device.  When a leg of LEGS fails, the error's extack
+ *	points at its LEG; when an export is another host's (-EBUSY), a
+ *	message with HOLDER comes before the error.
  * @RMBD_CLIENT_CMD_DEV_DISCONNECT: remove device DEV_INDEX, [FORCE].  A
  *	device open for two seconds (mounted, swap, a stacked device, a
  *	process) is refused with -EBUSY unless FORCE is set; its I/O then fails.
@@ -89,7 +89,10 @@ enum rmbd_dev_state {
 	RMBD_DEV_STATE_RECONNECTING,
 };
 
-/* Multicast group of RMBD_CLIENT_CMD_DEV_EVENT notifications. */
+/*
+ * Multicast group of RMBD_CLIENT_CMD_DEV_EVENT notifications; joining it
+ * needs CAP_NET_ADMIN (-EPERM otherwise).
+ */
 #define RMBD_CLIENT_MCGRP_EVENTS	"events"
 
 /**
@@ -142,7 +145,7 @@ enum rmbd_dev_event {
  * @RMBD_CLIENT_ATTR_PORT: u16, default RMBD_DEFAULT_PORT
  * @RMBD_CLIENT_ATTR_EXPORT_NAME: string, the export to open
  * @RMBD_CLIENT_ATTR_NR_IO_QUEUES: u32, 1..RMBD_MAX_IO_QUEUES, default one
- *	per online CPU
+ *	per online CPU; capped to the number of CPUs
  * @RMBD_CLIENT_ATTR_QUEUE_DEPTH: u32, 1..RMBD_MAX_QUEUE_DEPTH, default
  *	RMBD_DEFAULT_QUEUE_DEPTH
  * @RMBD_CLIENT_ATTR_SLAB_SIZE: u64, output: the export's slab size
@@ -150,7 +153,8 @@ enum rmbd_dev_event {
  * @RMBD_CLIENT_ATTR_FORCE: flag, DEV_DISCONNECT even when in use
  * @RMBD_CLIENT_ATTR_NR_POLL_QUEUES: u32, 0..RMBD_MAX_IO_QUEUES, default 0:
  *	extra I/O queues whose completions are polled (io_uring hipri);
- *	NR_IO_QUEUES plus NR_POLL_QUEUES is at most RMBD_MAX_IO_QUEUES
+ *	capped to the number of CPUs.  NR_IO_QUEUES plus NR_POLL_QUEUES, each
+ *	capped first, is at most RMBD_MAX_IO_QUEUES (-EINVAL otherwise)
  * @RMBD_CLIENT_ATTR_RECONNECT_DELAY: u32, seconds between reconnect
  *	attempts, 1..RMBD_MAX_RECONNECT_DELAY, default
  *	RMBD_DEFAULT_RECONNECT_DELAY
@@ -165,9 +169,9 @@ enum rmbd_dev_event {
  *	the target (1..127 bytes of [A-Za-z0-9._:-], not starting with a dot
  *	or a dash); without it, none, which only an export that allows any
  *	host takes.  Output: the identity given, "" for none.
- * @RMBD_CLIENT_ATTR_SECRET: binary, 32..64 bytes, DEV_CONNECT only: the
- *	host's secret; the device then proves it has it, and requires the
- *	target to prove it too, at every connect.  Input only.
+ * @RMBD_CLIENT_ATTR_SECRET: binary, 32..64 bytes, DEV_CONNECT only, with
+ *	HOST: the host's secret; the device then proves it has it, and
+ *	requires the target to prove it too, at every connect.  Input only.
  * @RMBD_CLIENT_ATTR_AUTH: flag, output: the device authenticates.
  * @RMBD_CLIENT_ATTR_SHARED: flag, DEV_CONNECT even when another device of
  *	this host (with the same host identity) is connected, connecting or
@@ -193,15 +197,16 @@ enum rmbd_dev_event {
  * @RMBD_CLIENT_ATTR_LEG_INDEX: u32, DEV_REPLACE: the leg replaced, below
  *	RMBD_MAX_LEGS
  * @RMBD_CLIENT_ATTR_COPIES: u8, legs that hold each extent of the device
- *	(R).  DEV_CONNECT: RMBD_LAYOUT_POOL only, 1..number of legs, default
- *	2; a mirror's is its number of legs.
+ *	(R).  DEV_CONNECT: of RMBD_LAYOUT_POOL, 1..number of legs, default
+ *	2; of a mirror, if given, its number of legs.
  * @RMBD_CLIENT_ATTR_EXTENT_SIZE: u64, output: bytes of an extent, the unit
  *	of placement (the smallest slab size among the legs), 0 before the
  *	legs' first sessions
  * @RMBD_CLIENT_ATTR_SPARES: nest, spare legs, one RMBD_CLIENT_ATTR_LEG
  *	nest each, as in LEGS.  DEV_CONNECT (with LEGS): 0..RMBD_MAX_SPARES
  *	spares, each with ADDR, EXPORT_NAME and [PORT], on exports that no
- *	leg uses; a leg that fails for good, or stays down for the device's
+ *	leg uses, of a device of two legs or more (of a pool: of COPIES 2 or
+ *	more); a leg that fails for good, or stays down for the device's
  *	loss timeout, is replaced by the first of them (as DEV_REPLACE).
  *	Output: the spares not used yet, INDEX their number among them.
  */

@@ -57,14 +57,16 @@
  *	with sessions is refused (-EBUSY) unless FORCE is set, in which case
  *	its sessions are torn down first.
  * @RMBD_TARGET_CMD_EXPORT_GET: dump exports, or get one by NAME.
- * @RMBD_TARGET_CMD_LISTENER_ADD: listen on ADDR, [PORT].  Replies with it.
+ * @RMBD_TARGET_CMD_LISTENER_ADD: listen on ADDR, [PORT],
+ *	[LISTENER_MAX_SESSIONS].  Replies with it.
  * @RMBD_TARGET_CMD_LISTENER_DEL: stop listening on ADDR, [PORT].
  * @RMBD_TARGET_CMD_LISTENER_GET: dump listeners.
  * @RMBD_TARGET_CMD_SESSION_EVENT: notification only, to the
  *	RMBD_TARGET_MCGRP_EVENTS group: EVENT, SESSION_ID, SESSION_PEER,
  *	SESSION_HOST, EXPORT_NAME, [SESSION_AUTH] and [SESSION_READ_ONLY]
  *	of a client session that came up or went down.
- * @RMBD_TARGET_CMD_EXPORT_HOST_ADD: allow host HOST to open export NAME.
+ * @RMBD_TARGET_CMD_EXPORT_HOST_ADD: allow host HOST to open export NAME;
+ *	with [SECRET], only once it proved it has the secret.
  * @RMBD_TARGET_CMD_EXPORT_HOST_DEL: no longer allow host HOST to open
  *	export NAME; its sessions on the export end.
  * @RMBD_TARGET_CMD_SESSION_GET: dump the sessions that opened an export,
@@ -88,15 +90,20 @@ enum rmbd_target_cmd {
 	RMBD_TARGET_CMD_MAX = __RMBD_TARGET_CMD_MAX - 1
 };
 
-/* Multicast group of RMBD_TARGET_CMD_SESSION_EVENT notifications. */
+/*
+ * Multicast group of RMBD_TARGET_CMD_SESSION_EVENT notifications; joining
+ * it needs CAP_NET_ADMIN (-EPERM otherwise).
+ */
 #define RMBD_TARGET_MCGRP_EVENTS	"events"
 
 /**
  * enum rmbd_session_event - what a RMBD_TARGET_CMD_SESSION_EVENT announces
- * @RMBD_SESSION_EVENT_UP: a client opened an export
+ * @RMBD_SESSION_EVENT_UP: a client opened an export (and answered the
+ *	target's challenge if its host has a secret)
  * @RMBD_SESSION_EVENT_DOWN: that session ended (the client disconnected or
- *	went silent, or the export was deleted with force); module unload
- *	sends none: the family goes first
+ *	went silent, the export was deleted with force, or EXPORT_HOST_DEL
+ *	removed the client's host); module unload sends none: the family
+ *	goes first
  */
 enum rmbd_session_event {
 	RMBD_SESSION_EVENT_UP = 1,
@@ -107,7 +114,8 @@ enum rmbd_session_event {
  * enum rmbd_target_attr - attributes of the rmbd_target family
  * @RMBD_TARGET_ATTR_EXPORT_NAME: string, 1..63 bytes of [A-Za-z0-9._-], not
  *	starting with a dot
- * @RMBD_TARGET_ATTR_EXPORT_SIZE: u64, bytes, a multiple of 4096
+ * @RMBD_TARGET_ATTR_EXPORT_SIZE: u64, bytes, a non-zero multiple of 4096,
+ *	at most 1 PiB
  * @RMBD_TARGET_ATTR_EXPORT_SLAB_SIZE: u64, bytes, a power of two between
  *	RMBD_MIN_SLAB_SIZE and RMBD_MAX_SLAB_SIZE
  * @RMBD_TARGET_ATTR_EXPORT_FORCE: flag, EXPORT_DEL tears sessions down
@@ -118,8 +126,9 @@ enum rmbd_session_event {
  * @RMBD_TARGET_ATTR_LISTENER_ADDR: string, an IPv4 or IPv6 address
  * @RMBD_TARGET_ATTR_LISTENER_PORT: u16, default RMBD_DEFAULT_PORT
  * @RMBD_TARGET_ATTR_PAD: padding for 64-bit attributes
- * @RMBD_TARGET_ATTR_TOTAL_MEM: u64, output of EXPORT_GET dumps: the first
- *	message carries the bytes all exports hold together
+ * @RMBD_TARGET_ATTR_TOTAL_MEM: u64, output: the bytes all exports hold
+ *	together, in every export message (EXPORT_ADD and EXPORT_GET replies,
+ *	each message of an EXPORT_GET dump)
  * @RMBD_TARGET_ATTR_EVENT: u8, output of SESSION_EVENT: enum
  *	rmbd_session_event
  * @RMBD_TARGET_ATTR_SESSION_ID: u64, output: the session's id
@@ -133,8 +142,8 @@ enum rmbd_session_event {
  * @RMBD_TARGET_ATTR_EXPORT_HOSTS: nested, HOST attributes: the hosts that
  *	may open the export (at most RMBD_MAX_EXPORT_HOSTS); EXPORT_ADD
  *	input, and output
- * @RMBD_TARGET_ATTR_SESSION_HOST: string, output of SESSION_EVENT: the
- *	host identity the client gave, "" for none
+ * @RMBD_TARGET_ATTR_SESSION_HOST: string, output of SESSION_GET and
+ *	SESSION_EVENT: the host identity the client gave, "" for none
  * @RMBD_TARGET_ATTR_EXPORT_AUTH_HOSTS: nested, HOST attributes, output:
  *	the export's hosts that have a secret (a subset of EXPORT_HOSTS)
  * @RMBD_TARGET_ATTR_SECRET: binary, RMBD_SECRET_MIN..RMBD_SECRET_MAX
