@@ -1175,6 +1175,130 @@ int rmbd_dev_list(struct rmbd_ctx *ctx,
 			     NULL);
 }
 
+/* One counter of a STATS nest into @c; unknown or malformed ones are left. */
+static void rmbd_parse_counter(struct nlattr *a, struct rmbd_dev_counters *c)
+{
+	uint64_t *u64s[RMBD_STATS_ATTR_MAX + 1] = {
+		[RMBD_STATS_ATTR_READS]		= &c->reads,
+		[RMBD_STATS_ATTR_READ_BYTES]	= &c->read_bytes,
+		[RMBD_STATS_ATTR_WRITES]	= &c->writes,
+		[RMBD_STATS_ATTR_WRITE_BYTES]	= &c->write_bytes,
+		[RMBD_STATS_ATTR_DISCARDS]	= &c->discards,
+		[RMBD_STATS_ATTR_DISCARD_BYTES]	= &c->discard_bytes,
+		[RMBD_STATS_ATTR_ERRORS]	= &c->errors,
+		[RMBD_STATS_ATTR_REQUEUES]	= &c->requeues,
+		[RMBD_STATS_ATTR_TIMEOUTS]	= &c->timeouts,
+	};
+	uint32_t *u32s[RMBD_STATS_ATTR_MAX + 1] = {
+		[RMBD_STATS_ATTR_INDEX]		= &c->queue,
+		[RMBD_STATS_ATTR_IN_FLIGHT]	= &c->in_flight,
+		[RMBD_STATS_ATTR_RECONNECTS]	= &c->reconnects,
+	};
+	int type = nla_type(a);
+
+	if (type > RMBD_STATS_ATTR_MAX)
+		return;
+	if (u64s[type] && nla_len(a) == sizeof(uint64_t))
+		*u64s[type] = nla_get_u64(a);
+	else if (u32s[type] && nla_len(a) == sizeof(uint32_t))
+		*u32s[type] = nla_get_u32(a);
+	else if (type == RMBD_STATS_ATTR_POLL)
+		c->poll = true;
+}
+
+static void rmbd_parse_counters(struct nlattr *nest,
+				struct rmbd_dev_counters *c)
+{
+	struct nlattr *a;
+	int rem;
+
+	nla_for_each_nested(a, nest, rem)
+		rmbd_parse_counter(a, c);
+}
+
+static void rmbd_parse_stats(struct nlattr *nest, struct rmbd_dev_stats *st)
+{
+	struct nlattr *a;
+	int rem;
+
+	memset(st, 0, sizeof(*st));
+	if (!nest)
+		return;
+	st->valid = true;
+	nla_for_each_nested(a, nest, rem) {
+		if (nla_type(a) != RMBD_STATS_ATTR_QUEUE) {
+			rmbd_parse_counter(a, &st->total);
+		} else if (st->nr_queues < RMBD_DEV_MAX_QUEUES) {
+			rmbd_parse_counters(a, &st->queues[st->nr_queues]);
+			st->nr_queues++;
+		}
+	}
+}
+
+struct rmbd_dev_stats_reply {
+	struct rmbd_dev_info *info;
+	struct rmbd_dev_stats *stats;
+	int (*cb)(const struct rmbd_dev_info *,
+		  const struct rmbd_dev_stats *, void *);
+	void *arg;
+};
+
+static int rmbd_parse_dev_stats(struct nlattr **tb, void *arg)
+{
+	struct rmbd_dev_stats_reply *r = arg;
+
+	if (!tb[RMBD_CLIENT_ATTR_DEV_INDEX])
+		return 0;
+	rmbd_parse_dev_info(tb, r->info);
+	rmbd_parse_stats(tb[RMBD_CLIENT_ATTR_STATS], r->stats);
+	return r->cb ? r->cb(r->info, r->stats, r->arg) : 0;
+}
+
+int rmbd_dev_get_stats(struct rmbd_ctx *ctx, uint32_t index,
+		       struct rmbd_dev_info *out, struct rmbd_dev_stats *stats)
+{
+	struct rmbd_dev_stats_reply r = { .info = out, .stats = stats };
+	struct nl_msg *msg;
+	int ret;
+
+	if (!out || !stats) {
+		ctx->errmsg[0] = '\0';
+		return -EINVAL;
+	}
+	ret = rmbd_dev_msg(ctx, RMBD_CLIENT_CMD_DEV_GET, index, &msg);
+	if (ret)
+		return ret;
+	if (rmbd_put_ret(msg, nla_put_flag(msg, RMBD_CLIENT_ATTR_GET_STATS)))
+		return -EMSGSIZE;
+	return rmbd_do(ctx, RMBD_FAM_CLIENT, msg, rmbd_parse_dev_stats, &r);
+}
+
+int rmbd_dev_list_stats(struct rmbd_ctx *ctx,
+			int (*cb)(const struct rmbd_dev_info *,
+				  const struct rmbd_dev_stats *, void *),
+			void *arg)
+{
+	struct rmbd_dev_stats_reply r = { .cb = cb, .arg = arg };
+	struct rmbd_dev_info info;
+	struct nl_msg *msg;
+	int ret;
+
+	r.info = &info;
+	r.stats = malloc(sizeof(*r.stats));
+	if (!r.stats)
+		return -ENOMEM;
+	ret = rmbd_msg_new(ctx, RMBD_FAM_CLIENT, RMBD_CLIENT_CMD_DEV_GET,
+			   NLM_F_DUMP, &msg);
+	if (!ret && rmbd_put_ret(msg, nla_put_flag(msg,
+						   RMBD_CLIENT_ATTR_GET_STATS)))
+		ret = -EMSGSIZE;
+	if (!ret)
+		ret = rmbd_transact(ctx, RMBD_FAM_CLIENT, msg,
+				    rmbd_parse_dev_stats, &r, NULL);
+	free(r.stats);
+	return ret;
+}
+
 const char *rmbd_dev_state_name(uint8_t state)
 {
 	switch (state) {
@@ -1282,6 +1406,14 @@ static void rmbd_parse_session(struct nlattr **tb, struct rmbd_session_info *s)
 	s->up = tb[RMBD_TARGET_ATTR_SESSION_UP] != NULL;
 	s->auth = tb[RMBD_TARGET_ATTR_SESSION_AUTH] != NULL;
 	s->read_only = tb[RMBD_TARGET_ATTR_SESSION_READ_ONLY] != NULL;
+	if (tb[RMBD_TARGET_ATTR_SESSION_MAPPED] &&
+	    nla_len(tb[RMBD_TARGET_ATTR_SESSION_MAPPED]) == sizeof(uint32_t))
+		s->mapped = nla_get_u32(tb[RMBD_TARGET_ATTR_SESSION_MAPPED]);
+	if (tb[RMBD_TARGET_ATTR_SESSION_MAPPED_BYTES] &&
+	    nla_len(tb[RMBD_TARGET_ATTR_SESSION_MAPPED_BYTES]) ==
+	    sizeof(uint64_t))
+		s->mapped_bytes =
+			nla_get_u64(tb[RMBD_TARGET_ATTR_SESSION_MAPPED_BYTES]);
 }
 
 struct rmbd_session_walk {

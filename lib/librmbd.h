@@ -265,6 +265,43 @@ int rmbd_dev_get(struct rmbd_ctx *ctx, uint32_t index,
 		 struct rmbd_dev_info *out);
 
 /*
+ * Counters of a device, or of one of its blk-mq hardware queues, since it
+ * was connected (enum rmbd_stats_attr): requests counted when they end.
+ */
+struct rmbd_dev_counters {
+	uint32_t queue;			/* a hardware queue's number */
+	bool poll;			/* a poll queue */
+	uint64_t reads, read_bytes;	/* that succeeded */
+	uint64_t writes, write_bytes;
+	uint64_t discards, discard_bytes;	/* and write-zeroes */
+	uint64_t errors;		/* requests ended with an error */
+	uint64_t requeues;		/* times a request went back to wait */
+	uint64_t timeouts;
+	uint32_t in_flight;		/* started and not ended, now */
+	uint32_t reconnects;		/* the device's only: all legs */
+};
+
+#define RMBD_DEV_MAX_QUEUES	(2 * RMBD_MAX_IO_QUEUES)
+
+struct rmbd_dev_stats {
+	/* false while the device connects or is disconnected: no counters */
+	bool valid;
+	struct rmbd_dev_counters total;
+	/* Each hardware queue's: from rmbd_dev_get_stats() only */
+	uint32_t nr_queues;
+	struct rmbd_dev_counters queues[RMBD_DEV_MAX_QUEUES];
+};
+
+/* rmbd_dev_get() with the device's counters and each queue's */
+int rmbd_dev_get_stats(struct rmbd_ctx *ctx, uint32_t index,
+		       struct rmbd_dev_info *out, struct rmbd_dev_stats *stats);
+/* rmbd_dev_list() with each device's counters (totals only) */
+int rmbd_dev_list_stats(struct rmbd_ctx *ctx,
+			int (*cb)(const struct rmbd_dev_info *,
+				  const struct rmbd_dev_stats *, void *),
+			void *arg);
+
+/*
  * "connecting", "live", "failed", "deleting", "reconnecting"; "unknown"
  * otherwise.
  */
@@ -314,6 +351,9 @@ struct rmbd_session_info {
 	bool up;
 	bool auth;			/* the host proved it has its secret */
 	bool read_only;
+	/* rmbd_session_list() only: its slab registrations, their bytes */
+	uint32_t mapped;
+	uint64_t mapped_bytes;
 };
 
 /*

@@ -339,6 +339,29 @@ struct rmbd_c_spare {
 	char			export_name[RMBD_EXPORT_NAME_MAX];
 };
 
+/* The kinds of request a device counts */
+enum {
+	RMBD_C_STAT_READ,
+	RMBD_C_STAT_WRITE,
+	RMBD_C_STAT_DISCARD,	/* and write zeroes */
+	RMBD_C_STAT_OPS,
+};
+
+/*
+ * Counters of one blk-mq hardware queue of a device: requests ended, with
+ * their bytes, by kind; requests ended with an error; times a request
+ * went back to wait (parked while the device recovers, or held off by a
+ * resync or a full queue); timeouts.  One cache line each: a queue's
+ * CPUs, and the completion vectors of its legs' queues, update them.
+ */
+struct rmbd_c_stats {
+	atomic64_t		ios[RMBD_C_STAT_OPS];
+	atomic64_t		bytes[RMBD_C_STAT_OPS];
+	atomic64_t		errors;
+	atomic64_t		requeues;
+	atomic64_t		timeouts;
+} ____cacheline_aligned_in_smp;
+
 struct rmbd_c_dev {
 	struct kref		ref;		/* the list's, and remove_one's */
 	struct list_head	entry;
@@ -449,11 +472,31 @@ struct rmbd_c_dev {
 	 */
 	spinlock_t		uevent_lock;
 	bool			uevents_on;
+	/*
+	 * One per hardware queue, from the tag set's allocation on; read by
+	 * netlink while @stats_on (under rmbd_c_mutex: from the end of the
+	 * connect until the disconnect starts).
+	 */
+	struct rmbd_c_stats	*stats;
+	bool			stats_on;
 	DECLARE_KFIFO(uevents, u16, 16);
 	struct work_struct	uevent_work;
 	struct blk_mq_tag_set	tag_set;
 	struct gendisk		*disk;
 };
+
+/* The counters of @rq's hardware queue */
+static inline struct rmbd_c_stats *rmbd_c_rq_stats(struct request *rq)
+{
+	struct rmbd_c_dev *dev = rq->q->queuedata;
+
+	return &dev->stats[rq->mq_hctx->queue_num];
+}
+
+static inline void rmbd_c_count_requeue(struct request *rq)
+{
+	atomic64_inc(&rmbd_c_rq_stats(rq)->requeues);
+}
 
 /* @leg's queue for blk-mq's hardware queue @hctx */
 static inline struct rmbd_c_queue *
@@ -552,6 +595,7 @@ void rmbd_c_release_requests(struct rmbd_c_dev *dev);
 void rmbd_c_dev_kill(struct rmbd_c_dev *dev);
 void rmbd_c_spare_kick(struct rmbd_c_dev *dev, unsigned long delay);
 void rmbd_c_dev_put(struct rmbd_c_dev *dev);
+void rmbd_c_end_request(struct request *rq, blk_status_t status);
 int rmbd_c_dev_init(void);
 void rmbd_c_dev_exit(void);
 

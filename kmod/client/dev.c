@@ -35,6 +35,7 @@ static int rmbd_c_major;
  */
 static void rmbd_c_park(struct rmbd_c_dev *dev, struct request *rq)
 {
+	rmbd_c_count_requeue(rq);
 	blk_mq_requeue_request(rq, false);
 	/* Pairs with the barrier in rmbd_c_release_requests(). */
 	smp_mb();
@@ -86,8 +87,8 @@ static blk_status_t rmbd_c_wait_leg(struct rmbd_c_dev *dev,
 	return BLK_STS_OK;
 }
 
-static blk_status_t rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
-				    const struct blk_mq_queue_data *bd)
+static blk_status_t __rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
+				      const struct blk_mq_queue_data *bd)
 {
 	struct rmbd_c_dev *dev = hctx->driver_data;
 	struct request *rq = bd->rq;
@@ -176,6 +177,48 @@ static blk_status_t rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
 	return BLK_STS_OK;
 }
 
+/* End @rq with @status, and count it. */
+void rmbd_c_end_request(struct request *rq, blk_status_t status)
+{
+	struct rmbd_c_stats *st = rmbd_c_rq_stats(rq);
+	unsigned int op;
+
+	if (unlikely(status)) {
+		atomic64_inc(&st->errors);
+	} else {
+		switch (req_op(rq)) {
+		case REQ_OP_READ:
+			op = RMBD_C_STAT_READ;
+			break;
+		case REQ_OP_WRITE:
+			op = RMBD_C_STAT_WRITE;
+			break;
+		default:
+			op = RMBD_C_STAT_DISCARD;
+			break;
+		}
+		atomic64_inc(&st->ios[op]);
+		atomic64_add(blk_rq_bytes(rq), &st->bytes[op]);
+	}
+	blk_mq_end_request(rq, status);
+}
+
+/* blk-mq ends a request that this fails, and retries a busy one. */
+static blk_status_t rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
+				    const struct blk_mq_queue_data *bd)
+{
+	struct rmbd_c_dev *dev = hctx->driver_data;
+	blk_status_t status = __rmbd_c_queue_rq(hctx, bd);
+
+	if (likely(!status))
+		return status;
+	if (status == BLK_STS_RESOURCE || status == BLK_STS_DEV_RESOURCE)
+		atomic64_inc(&dev->stats[hctx->queue_num].requeues);
+	else
+		atomic64_inc(&dev->stats[hctx->queue_num].errors);
+	return status;
+}
+
 static void rmbd_c_complete_rq(struct request *rq)
 {
 	struct rmbd_c_req *req = blk_mq_rq_to_pdu(rq);
@@ -199,20 +242,20 @@ static void rmbd_c_complete_rq(struct request *rq)
 	    test_bit(RMBD_C_DEV_RECOVERING, &dev->flags) &&
 	    !test_bit(RMBD_C_DEV_DEAD, &dev->flags)) {
 		if (blk_noretry_request(rq)) {
-			blk_mq_end_request(rq, rmbd_c_fail_fast(rq));
+			rmbd_c_end_request(rq, rmbd_c_fail_fast(rq));
 		} else if (req->faults >= RMBD_C_MAX_FAULTS) {
 			pr_err_ratelimited("rmbd%d: %s of %u bytes at sector %llu failed on %u sessions: giving it up\n",
 					   dev->index, blk_op_str(req_op(rq)),
 					   blk_rq_bytes(rq),
 					   (unsigned long long)blk_rq_pos(rq),
 					   req->faults);
-			blk_mq_end_request(rq, BLK_STS_IOERR);
+			rmbd_c_end_request(rq, BLK_STS_IOERR);
 		} else {
 			rmbd_c_park(dev, rq);
 		}
 		return;
 	}
-	blk_mq_end_request(rq, req->status);
+	rmbd_c_end_request(rq, req->status);
 }
 
 static enum blk_eh_timer_return rmbd_c_timeout(struct request *rq)
@@ -230,6 +273,7 @@ static enum blk_eh_timer_return rmbd_c_timeout(struct request *rq)
 			return BLK_EH_DONE;
 	}
 
+	atomic64_inc(&rmbd_c_rq_stats(rq)->timeouts);
 	/* The first to time out is what a reset is for: it counts. */
 	if (!test_bit(RMBD_C_DEV_RECOVERING, &dev->flags)) {
 		pr_warn_ratelimited("rmbd%d: I/O timed out, resetting the connection\n",
@@ -478,6 +522,10 @@ static noinline int rmbd_c_disk_add(struct rmbd_c_dev *dev)
 	set->flags = BLK_MQ_F_SHOULD_MERGE;
 	set->driver_data = dev;
 	set->timeout = RMBD_C_IO_TIMEOUT;
+	dev->stats = kcalloc(set->nr_hw_queues, sizeof(*dev->stats),
+			     GFP_KERNEL);
+	if (!dev->stats)
+		return -ENOMEM;
 	ret = blk_mq_alloc_tag_set(set);
 	if (ret)
 		return ret;
@@ -603,6 +651,7 @@ static void rmbd_c_dev_release(struct kref *ref)
 		rmbd_c_leg_free(leg);
 	}
 	kfree_sensitive(dev->secret);
+	kfree(dev->stats);
 	kfree(dev);
 }
 
@@ -1002,6 +1051,7 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 		rmbd_c_resync_start(dev);
 	}
 	dev->adding = false;
+	dev->stats_on = true;
 	*index = dev->index;
 	/* It may be disconnected as soon as the mutex is dropped. */
 	kref_get(&dev->ref);
@@ -1128,6 +1178,7 @@ int rmbd_c_dev_disconnect(int index, bool force, const char **why)
 			return err;
 	}
 	dev->state = RMBD_DEV_STATE_DELETING;
+	dev->stats_on = false;
 	mutex_unlock(&rmbd_c_mutex);
 	rmbd_c_dev_remove(dev);
 	return 0;
@@ -1450,8 +1501,10 @@ void rmbd_c_dev_exit(void)
 		mutex_lock(&rmbd_c_mutex);
 		dev = list_first_entry_or_null(&rmbd_c_devs, struct rmbd_c_dev,
 					       entry);
-		if (dev)
+		if (dev) {
 			dev->state = RMBD_DEV_STATE_DELETING;
+			dev->stats_on = false;
+		}
 		mutex_unlock(&rmbd_c_mutex);
 		if (!dev)
 			break;

@@ -507,6 +507,7 @@ bool rmbd_c_write_enter(struct rmbd_c_dev *dev, struct request *rq)
 		return false;
 	rmbd_c_write_exit(dev, req);
 	blk_mq_start_request(rq);
+	rmbd_c_count_requeue(rq);
 	blk_mq_requeue_request(rq, false);
 	/* As rmbd_c_park(): kick it if the bucket went meanwhile. */
 	smp_mb();
@@ -745,6 +746,7 @@ bool rmbd_c_legs_decide(struct rmbd_c_dev *dev, struct request *rq)
 			    !test_bit(RMBD_C_LEG_UP, &leg->flags) ||
 			    !test_bit(RMBD_C_LEG_IN_SYNC, &leg->flags))
 				continue;
+			rmbd_c_count_requeue(rq);
 			blk_mq_requeue_request(rq, true);
 			return true;
 		}
@@ -768,6 +770,6 @@ bool rmbd_c_legs_decide(struct rmbd_c_dev *dev, struct request *rq)
 	}
 	spin_unlock_irqrestore(&dev->sync_lock, flags);
 	if (synced)
-		blk_mq_end_request(rq, BLK_STS_OK);
+		rmbd_c_end_request(rq, BLK_STS_OK);
 	return synced;
 }

@@ -80,6 +80,8 @@ static const struct nla_policy rmbd_c_policy[RMBD_CLIENT_ATTR_MAX + 1] = {
 	[RMBD_CLIENT_ATTR_EXTENT_SIZE]	= { .type = NLA_REJECT },
 	[RMBD_CLIENT_ATTR_SPARES]	=
 		NLA_POLICY_NESTED_ARRAY(rmbd_c_leg_policy),
+	[RMBD_CLIENT_ATTR_GET_STATS]	= { .type = NLA_FLAG },
+	[RMBD_CLIENT_ATTR_STATS]	= { .type = NLA_REJECT },
 };
 
 static struct genl_family rmbd_c_family;
@@ -189,17 +191,148 @@ static int rmbd_c_fill_legs(struct sk_buff *skb, struct rmbd_c_dev *dev)
 	return 0;
 }
 
-static int rmbd_c_fill_dev(struct sk_buff *skb, struct rmbd_c_dev *dev,
-			   u32 portid, u32 seq, int flags, u8 cmd, u8 event)
+/* The counters of one hardware queue, or their sum */
+struct rmbd_c_counts {
+	u64	ios[RMBD_C_STAT_OPS];
+	u64	bytes[RMBD_C_STAT_OPS];
+	u64	errors;
+	u64	requeues;
+	u64	timeouts;
+	u32	in_flight;
+};
+
+struct rmbd_c_in_flight {
+	int		queue;		/* -1: every queue */
+	u32		n;
+};
+
+static bool rmbd_c_count_in_flight(struct request *rq, void *data)
+{
+	struct rmbd_c_in_flight *f = data;
+
+	if (f->queue < 0 || rq->mq_hctx->queue_num == f->queue)
+		f->n++;
+	return true;
+}
+
+/* Add the counters of hardware queue @i of @dev to @c. */
+static void rmbd_c_read_counts(struct rmbd_c_dev *dev, unsigned int i,
+			       struct rmbd_c_counts *c)
+{
+	struct rmbd_c_stats *st = &dev->stats[i];
+	struct rmbd_c_in_flight f = { .queue = i };
+	unsigned int op;
+
+	for (op = 0; op < RMBD_C_STAT_OPS; op++) {
+		c->ios[op] += atomic64_read(&st->ios[op]);
+		c->bytes[op] += atomic64_read(&st->bytes[op]);
+	}
+	c->errors += atomic64_read(&st->errors);
+	c->requeues += atomic64_read(&st->requeues);
+	c->timeouts += atomic64_read(&st->timeouts);
+	blk_mq_tagset_busy_iter(&dev->tag_set, rmbd_c_count_in_flight, &f);
+	c->in_flight += f.n;
+}
+
+static int rmbd_c_put_counts(struct sk_buff *skb,
+			     const struct rmbd_c_counts *c)
+{
+	static const u8 ios[RMBD_C_STAT_OPS] = {
+		[RMBD_C_STAT_READ]	= RMBD_STATS_ATTR_READS,
+		[RMBD_C_STAT_WRITE]	= RMBD_STATS_ATTR_WRITES,
+		[RMBD_C_STAT_DISCARD]	= RMBD_STATS_ATTR_DISCARDS,
+	};
+	static const u8 bytes[RMBD_C_STAT_OPS] = {
+		[RMBD_C_STAT_READ]	= RMBD_STATS_ATTR_READ_BYTES,
+		[RMBD_C_STAT_WRITE]	= RMBD_STATS_ATTR_WRITE_BYTES,
+		[RMBD_C_STAT_DISCARD]	= RMBD_STATS_ATTR_DISCARD_BYTES,
+	};
+	unsigned int op;
+
+	for (op = 0; op < RMBD_C_STAT_OPS; op++)
+		if (nla_put_u64_64bit(skb, ios[op], c->ios[op],
+				      RMBD_STATS_ATTR_PAD) ||
+		    nla_put_u64_64bit(skb, bytes[op], c->bytes[op],
+				      RMBD_STATS_ATTR_PAD))
+			return -EMSGSIZE;
+	if (nla_put_u64_64bit(skb, RMBD_STATS_ATTR_ERRORS, c->errors,
+			      RMBD_STATS_ATTR_PAD) ||
+	    nla_put_u64_64bit(skb, RMBD_STATS_ATTR_REQUEUES, c->requeues,
+			      RMBD_STATS_ATTR_PAD) ||
+	    nla_put_u64_64bit(skb, RMBD_STATS_ATTR_TIMEOUTS, c->timeouts,
+			      RMBD_STATS_ATTR_PAD) ||
+	    nla_put_u32(skb, RMBD_STATS_ATTR_IN_FLIGHT, c->in_flight))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/* What rmbd_c_fill_dev() adds of a device's counters */
+enum {
+	RMBD_C_STATS_NONE,
+	RMBD_C_STATS_TOTAL,
+	RMBD_C_STATS_QUEUES,	/* and each hardware queue's */
+};
+
+/* Room for a device's counters, each of its hardware queues' too */
+static size_t rmbd_c_stats_size(struct rmbd_c_dev *dev)
+{
+	return (dev->nr_io_queues + dev->nr_poll_queues + 1) * 256;
+}
+
+/*
+ * The counters of @dev as a RMBD_CLIENT_ATTR_STATS nest: the totals, then
+ * each hardware queue's if @what says so.  Under rmbd_c_mutex: while
+ * @dev->stats_on, its tag set is there.
+ */
+static int rmbd_c_fill_stats(struct sk_buff *skb, struct rmbd_c_dev *dev,
+			     int what)
+{
+	unsigned int i, nr = dev->nr_io_queues + dev->nr_poll_queues;
+	struct rmbd_c_counts total = {}, c;
+	struct nlattr *nest, *qnest;
+	u32 reconnects = 0;
+
+	lockdep_assert_held(&rmbd_c_mutex);
+	if (what == RMBD_C_STATS_NONE || !dev->stats_on)
+		return 0;
+	for (i = 0; i < nr; i++)
+		rmbd_c_read_counts(dev, i, &total);
+	for (i = 0; i < dev->nr_legs; i++)
+		reconnects += dev->legs[i]->nr_reconnects;
+	nest = nla_nest_start(skb, RMBD_CLIENT_ATTR_STATS);
+	if (!nest)
+		return -EMSGSIZE;
+	if (rmbd_c_put_counts(skb, &total) ||
+	    nla_put_u32(skb, RMBD_STATS_ATTR_RECONNECTS, reconnects))
+		goto cancel;
+	for (i = 0; what == RMBD_C_STATS_QUEUES && i < nr; i++) {
+		memset(&c, 0, sizeof(c));
+		rmbd_c_read_counts(dev, i, &c);
+		qnest = nla_nest_start(skb, RMBD_STATS_ATTR_QUEUE);
+		if (!qnest ||
+		    nla_put_u32(skb, RMBD_STATS_ATTR_INDEX, i) ||
+		    (i >= dev->nr_io_queues &&
+		     nla_put_flag(skb, RMBD_STATS_ATTR_POLL)) ||
+		    rmbd_c_put_counts(skb, &c))
+			goto cancel;
+		nla_nest_end(skb, qnest);
+	}
+	nla_nest_end(skb, nest);
+	return 0;
+
+cancel:
+	nla_nest_cancel(skb, nest);
+	return -EMSGSIZE;
+}
+
+/* The attributes of @dev, with @event in a notification */
+static int rmbd_c_put_dev(struct sk_buff *skb, struct rmbd_c_dev *dev,
+			  u8 event)
 {
 	/* The first leg's session, for now */
 	struct rmbd_c_leg *leg = dev->legs[0];
 	char name[DISK_NAME_LEN];
-	void *hdr;
 
-	hdr = genlmsg_put(skb, portid, seq, &rmbd_c_family, flags, cmd);
-	if (!hdr)
-		return -EMSGSIZE;
 	snprintf(name, sizeof(name), "rmbd%d", dev->index);
 	if (nla_put_u32(skb, RMBD_CLIENT_ATTR_DEV_INDEX, dev->index) ||
 	    nla_put_string(skb, RMBD_CLIENT_ATTR_DEV_NAME, name) ||
@@ -232,7 +365,39 @@ static int rmbd_c_fill_dev(struct sk_buff *skb, struct rmbd_c_dev *dev,
 	    (leg->auth_tfm && nla_put_flag(skb, RMBD_CLIENT_ATTR_AUTH)) ||
 	    (dev->read_only && nla_put_flag(skb, RMBD_CLIENT_ATTR_READ_ONLY)) ||
 	    rmbd_c_fill_legs(skb, dev) || rmbd_c_fill_spares(skb, dev) ||
-	    (event && nla_put_u8(skb, RMBD_CLIENT_ATTR_EVENT, event))) {
+	    (event && nla_put_u8(skb, RMBD_CLIENT_ATTR_EVENT, event)))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static int rmbd_c_fill_dev(struct sk_buff *skb, struct rmbd_c_dev *dev,
+			   u32 portid, u32 seq, int flags, u8 cmd, u8 event)
+{
+	void *hdr;
+
+	hdr = genlmsg_put(skb, portid, seq, &rmbd_c_family, flags, cmd);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (rmbd_c_put_dev(skb, dev, event)) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(skb, hdr);
+	return 0;
+}
+
+/* DEV_GET's message: @dev and as much of its counters as @stats says */
+static int rmbd_c_fill_dev_get(struct sk_buff *skb, struct rmbd_c_dev *dev,
+			       u32 portid, u32 seq, int flags, int stats)
+{
+	void *hdr;
+
+	hdr = genlmsg_put(skb, portid, seq, &rmbd_c_family, flags,
+			  RMBD_CLIENT_CMD_DEV_GET);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (rmbd_c_put_dev(skb, dev, 0) ||
+	    rmbd_c_fill_stats(skb, dev, stats)) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
 	}
@@ -569,32 +734,47 @@ static int rmbd_c_replace(struct sk_buff *skb, struct genl_info *info)
 
 static int rmbd_c_get(struct sk_buff *skb, struct genl_info *info)
 {
+	bool stats = info->attrs[RMBD_CLIENT_ATTR_GET_STATS];
 	struct sk_buff *reply;
 	struct rmbd_c_dev *dev;
 	int ret;
 
 	if (GENL_REQ_ATTR_CHECK(info, RMBD_CLIENT_ATTR_DEV_INDEX))
 		return -EINVAL;
-	reply = rmbd_reply_alloc(info);
-	if (!reply)
-		return -ENOMEM;
 	mutex_lock(&rmbd_c_mutex);
 	dev = rmbd_c_dev_find(nla_get_u32(info->attrs[RMBD_CLIENT_ATTR_DEV_INDEX]));
-	if (dev) {
-		ret = rmbd_c_reply(info, reply, dev);
-	} else {
-		nlmsg_free(reply);
+	if (!dev) {
 		NL_SET_ERR_MSG_ATTR(info->extack,
 				    info->attrs[RMBD_CLIENT_ATTR_DEV_INDEX],
 				    "no such device");
 		ret = -ENODEV;
+		goto out;
 	}
+	/* With each hardware queue's counters, if asked: sized for them */
+	reply = genlmsg_new(NLMSG_DEFAULT_SIZE +
+			    (stats ? rmbd_c_stats_size(dev) : 0), GFP_KERNEL);
+	if (!reply) {
+		NL_SET_ERR_MSG(info->extack, "cannot allocate the reply");
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = rmbd_c_fill_dev_get(reply, dev, info->snd_portid,
+				  info->snd_seq, 0,
+				  stats ? RMBD_C_STATS_QUEUES : RMBD_C_STATS_NONE);
+	if (ret)
+		nlmsg_free(reply);
+	else
+		ret = genlmsg_reply(reply, info);
+out:
 	mutex_unlock(&rmbd_c_mutex);
 	return ret;
 }
 
+/* Every device; with GET_STATS, the totals of each one's counters. */
 static int rmbd_c_dump(struct sk_buff *skb, struct netlink_callback *cb)
 {
+	int stats = genl_dumpit_info(cb)->attrs[RMBD_CLIENT_ATTR_GET_STATS] ?
+		    RMBD_C_STATS_TOTAL : RMBD_C_STATS_NONE;
 	struct rmbd_c_dev *dev;
 	long idx = 0, start = cb->args[0];
 
@@ -602,9 +782,9 @@ static int rmbd_c_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	list_for_each_entry(dev, &rmbd_c_devs, entry) {
 		if (idx++ < start)
 			continue;
-		if (rmbd_c_fill_dev(skb, dev, NETLINK_CB(cb->skb).portid,
-				    cb->nlh->nlmsg_seq, NLM_F_MULTI,
-				    RMBD_CLIENT_CMD_DEV_GET, 0)) {
+		if (rmbd_c_fill_dev_get(skb, dev, NETLINK_CB(cb->skb).portid,
+					cb->nlh->nlmsg_seq, NLM_F_MULTI,
+					stats)) {
 			idx--;
 			break;
 		}

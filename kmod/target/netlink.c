@@ -55,6 +55,8 @@ static const struct nla_policy rmbd_t_policy[RMBD_TARGET_ATTR_MAX + 1] = {
 	[RMBD_TARGET_ATTR_LISTENER_MAX_SESSIONS] =
 		NLA_POLICY_FULL_RANGE(NLA_U32, &rmbd_t_sessions_range),
 	[RMBD_TARGET_ATTR_LISTENER_SESSIONS] = { .type = NLA_REJECT },
+	[RMBD_TARGET_ATTR_SESSION_MAPPED] = { .type = NLA_REJECT },
+	[RMBD_TARGET_ATTR_SESSION_MAPPED_BYTES] = { .type = NLA_REJECT },
 };
 
 static struct genl_family rmbd_t_family;
@@ -542,7 +544,13 @@ static int rmbd_t_fill_session(struct sk_buff *skb, struct rmbd_t_session *sess,
 	    (READ_ONCE(sess->authenticated) &&
 	     nla_put_flag(skb, RMBD_TARGET_ATTR_SESSION_AUTH)) ||
 	    (sess->read_only &&
-	     nla_put_flag(skb, RMBD_TARGET_ATTR_SESSION_READ_ONLY))) {
+	     nla_put_flag(skb, RMBD_TARGET_ATTR_SESSION_READ_ONLY)) ||
+	    (!event && nla_put_u32(skb, RMBD_TARGET_ATTR_SESSION_MAPPED,
+				   atomic_read(&sess->nr_mapped))) ||
+	    (!event &&
+	     nla_put_u64_64bit(skb, RMBD_TARGET_ATTR_SESSION_MAPPED_BYTES,
+			       atomic64_read(&sess->mapped_bytes),
+			       RMBD_TARGET_ATTR_PAD))) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
 	}

@@ -159,6 +159,8 @@ static void rmbd_t_unmap_slab(struct rmbd_t_session *sess, u32 idx)
 		ib_dereg_mr(map->mr);
 		map->mr = NULL;
 		atomic_dec(&sess->export->nr_mapped);
+		atomic_dec(&sess->nr_mapped);
+		atomic64_sub(map->len, &sess->mapped_bytes);
 	}
 	if (map->nents) {
 		ib_dma_unmap_sg(sess->ibdev, map->sgt.sgl, map->sgt.orig_nents,
@@ -262,7 +264,10 @@ static noinline int rmbd_t_map_slab(struct rmbd_t_session *sess, u32 idx)
 	 * complete, the session's release deregisters it after the drain.
 	 */
 	map->mr = mr;
+	map->len = slab->len;
 	atomic_inc(&sess->export->nr_mapped);
+	atomic_inc(&sess->nr_mapped);
+	atomic64_add(map->len, &sess->mapped_bytes);
 	ret = rmbd_t_wait_wr(sess, &sess->reg_done);
 	if (ret)
 		rmbd_t_session_schedule_release(sess);

@@ -109,6 +109,7 @@ struct rmbd_t_map {
 	struct ib_mr		*mr;
 	struct sg_table		sgt;
 	int			nents;
+	u32			len;		/* bytes, while @mr is */
 };
 
 enum {
@@ -155,6 +156,9 @@ struct rmbd_t_session {
 
 	struct rmbd_t_queue	admin;
 	struct rmbd_t_queue	**ioq;		/* [RMBD_MAX_IO_QUEUES_WIRE] */
+	/* Its live slab registrations, and the bytes they expose */
+	atomic_t		nr_mapped;
+	atomic64_t		mapped_bytes;
 
 	struct rmbd_t_recv	recv[RMBD_T_ADMIN_RECVS];
 	spinlock_t		recv_lock;

@@ -121,11 +121,13 @@ static const struct rmbd_dev_info fake_devs[] = {
  */
 static const struct rmbd_session_info fake_sessions[] = {
 	{ 0x3f2a9c0d1b2e4f60ULL, "10.200.0.1:41234", "foo",
-	  "nqn.2014-08.org.nvmexpress:uuid:0b", true, true, false },
-	{ 0x7, "[fd00::2]:41235", "bar.2", "", true, false, true },
-	{ 0x1c, "10.200.0.3:41300", "foo", "", false, false, false },
+	  "nqn.2014-08.org.nvmexpress:uuid:0b", true, true, false,
+	  4, 4ULL << 26 },
+	{ 0x7, "[fd00::2]:41235", "bar.2", "", true, false, true,
+	  1, 1ULL << 21 },
+	{ 0x1c, "10.200.0.3:41300", "foo", "", false, false, false, 0, 0 },
 	{ 0x2a, "10.200.0.9:41400", "gone", "rmbd:uuid:0a", true, false,
-	  false },
+	  false, 2, 2ULL << 26 },
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

@@ -746,6 +746,8 @@ static const struct apol target_pol[RMBD_TARGET_ATTR_MAX + 1] = {
 	[RMBD_TARGET_ATTR_LISTENER_MAX_SESSIONS] =
 		POL_RANGE(P_U32, 1, RMBD_MAX_SESSIONS, V_SESSIONS),
 	[RMBD_TARGET_ATTR_LISTENER_SESSIONS] = POL_REJECT,
+	[RMBD_TARGET_ATTR_SESSION_MAPPED] = POL_REJECT,
+	[RMBD_TARGET_ATTR_SESSION_MAPPED_BYTES] = POL_REJECT,
 };
 
 /* Mirrors rmbd_c_leg_policy: a leg of DEV_CONNECT's LEGS. */
@@ -808,6 +810,8 @@ static const struct apol client_pol[RMBD_CLIENT_ATTR_MAX + 1] = {
 	[RMBD_CLIENT_ATTR_COPIES]	=
 		POL_RANGE(P_U8, 1, RMBD_MAX_LEGS, V_COPIES),
 	[RMBD_CLIENT_ATTR_EXTENT_SIZE]	= POL_REJECT,
+	[RMBD_CLIENT_ATTR_GET_STATS]	= POL_INT(P_FLAG, V_FLAG),
+	[RMBD_CLIENT_ATTR_STATS]	= POL_REJECT,
 };
 
 enum effect { E_NONE, E_CREATE, E_DELETE };
@@ -862,7 +866,7 @@ static const struct op client_ops[] = {
 	{ RMBD_CLIENT_CMD_DEV_DISCONNECT, true, false, false, E_DELETE,
 	  { RMBD_CLIENT_ATTR_DEV_INDEX }, { RMBD_CLIENT_ATTR_FORCE } },
 	{ RMBD_CLIENT_CMD_DEV_GET, true, true, true, E_NONE,
-	  { RMBD_CLIENT_ATTR_DEV_INDEX } },
+	  { RMBD_CLIENT_ATTR_DEV_INDEX }, { RMBD_CLIENT_ATTR_GET_STATS } },
 	{ RMBD_CLIENT_CMD_DEV_REPLACE, true, false, true, E_NONE,
 	  { RMBD_CLIENT_ATTR_DEV_INDEX, RMBD_CLIENT_ATTR_LEG_INDEX,
 	    RMBD_CLIENT_ATTR_ADDR, RMBD_CLIENT_ATTR_EXPORT_NAME },
@@ -1317,7 +1321,9 @@ struct expect {
 	const struct op *op;
 	uint8_t cmd;
 	uint16_t flags;
-	int tb[32];		/* offset of the last of each type */
+	/* offset of the last of each type */
+	int tb[((int)RMBD_CLIENT_ATTR_MAX > (int)RMBD_TARGET_ATTR_MAX ?
+		RMBD_CLIENT_ATTR_MAX : RMBD_TARGET_ATTR_MAX) + 1];
 	/* DEV_CONNECT's LEGS: each leg's offset, and of its attributes */
 	int nr_legs, nr_spares;		/* the spares after the legs */
 	int leg[RMBD_MAX_LEGS + RMBD_MAX_SPARES];

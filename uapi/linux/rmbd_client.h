@@ -45,7 +45,8 @@
  * @RMBD_CLIENT_CMD_DEV_DISCONNECT: remove device DEV_INDEX, [FORCE].  A
  *	device open for two seconds (mounted, swap, a stacked device, a
  *	process) is refused with -EBUSY unless FORCE is set; its I/O then fails.
- * @RMBD_CLIENT_CMD_DEV_GET: dump devices, or get one by DEV_INDEX.
+ * @RMBD_CLIENT_CMD_DEV_GET: dump devices, or get one by DEV_INDEX;
+ *	[GET_STATS] adds their counters.
  * @RMBD_CLIENT_CMD_DEV_REPLACE: replace leg LEG_INDEX of device DEV_INDEX
  *	with a new leg to ADDR, [PORT], EXPORT_NAME: the new leg connects
  *	(with the device's host, secret, shared and read-only settings), the
@@ -209,6 +210,11 @@ enum rmbd_dev_event {
  *	more); a leg that fails for good, or stays down for the device's
  *	loss timeout, is replaced by the first of them (as DEV_REPLACE).
  *	Output: the spares not used yet, INDEX their number among them.
+ * @RMBD_CLIENT_ATTR_GET_STATS: flag, DEV_GET (do and dump): add STATS
+ * @RMBD_CLIENT_ATTR_STATS: nest, output of DEV_GET with GET_STATS: the
+ *	device's counters (enum rmbd_stats_attr), totals of its hardware
+ *	queues', then one RMBD_STATS_ATTR_QUEUE nest per hardware queue.
+ *	Absent while the device connects or is being disconnected.
  */
 enum rmbd_client_attr {
 	RMBD_CLIENT_ATTR_UNSPEC,
@@ -242,6 +248,8 @@ enum rmbd_client_attr {
 	RMBD_CLIENT_ATTR_COPIES,
 	RMBD_CLIENT_ATTR_EXTENT_SIZE,
 	RMBD_CLIENT_ATTR_SPARES,
+	RMBD_CLIENT_ATTR_GET_STATS,
+	RMBD_CLIENT_ATTR_STATS,
 
 	__RMBD_CLIENT_ATTR_MAX,
 	RMBD_CLIENT_ATTR_MAX = __RMBD_CLIENT_ATTR_MAX - 1
@@ -319,6 +327,54 @@ enum rmbd_leg_attr {
 
 	__RMBD_LEG_ATTR_MAX,
 	RMBD_LEG_ATTR_MAX = __RMBD_LEG_ATTR_MAX - 1
+};
+
+/**
+ * enum rmbd_stats_attr - counters of a device (RMBD_CLIENT_ATTR_STATS) or
+ *	of one of its blk-mq hardware queues (RMBD_STATS_ATTR_QUEUE), since
+ *	the device was connected; output only.  Requests are counted when
+ *	they end, once each whatever the legs they went to.
+ * @RMBD_STATS_ATTR_PAD: padding for 64-bit attributes
+ * @RMBD_STATS_ATTR_INDEX: u32, in a QUEUE nest: the hardware queue's
+ *	number (I/O queues first, then poll queues)
+ * @RMBD_STATS_ATTR_POLL: flag, in a QUEUE nest: a poll queue
+ * @RMBD_STATS_ATTR_READS: u64, reads that succeeded
+ * @RMBD_STATS_ATTR_READ_BYTES: u64, their bytes
+ * @RMBD_STATS_ATTR_WRITES: u64, writes that succeeded
+ * @RMBD_STATS_ATTR_WRITE_BYTES: u64, their bytes
+ * @RMBD_STATS_ATTR_DISCARDS: u64, discards and write-zeroes that succeeded
+ * @RMBD_STATS_ATTR_DISCARD_BYTES: u64, their bytes
+ * @RMBD_STATS_ATTR_ERRORS: u64, requests that ended with an error
+ * @RMBD_STATS_ATTR_REQUEUES: u64, times a request went back to wait: for
+ *	the session while the device recovered, for a resync, for room on a
+ *	queue, or to be read from another leg
+ * @RMBD_STATS_ATTR_TIMEOUTS: u64, times a request timed out
+ * @RMBD_STATS_ATTR_IN_FLIGHT: u32, requests started and not ended now
+ * @RMBD_STATS_ATTR_RECONNECTS: u32, the device only: sessions restored,
+ *	all legs together
+ * @RMBD_STATS_ATTR_QUEUE: nest, the device only: one hardware queue's
+ *	counters, with INDEX (and POLL)
+ */
+enum rmbd_stats_attr {
+	RMBD_STATS_ATTR_UNSPEC,
+	RMBD_STATS_ATTR_PAD,
+	RMBD_STATS_ATTR_INDEX,
+	RMBD_STATS_ATTR_POLL,
+	RMBD_STATS_ATTR_READS,
+	RMBD_STATS_ATTR_READ_BYTES,
+	RMBD_STATS_ATTR_WRITES,
+	RMBD_STATS_ATTR_WRITE_BYTES,
+	RMBD_STATS_ATTR_DISCARDS,
+	RMBD_STATS_ATTR_DISCARD_BYTES,
+	RMBD_STATS_ATTR_ERRORS,
+	RMBD_STATS_ATTR_REQUEUES,
+	RMBD_STATS_ATTR_TIMEOUTS,
+	RMBD_STATS_ATTR_IN_FLIGHT,
+	RMBD_STATS_ATTR_RECONNECTS,
+	RMBD_STATS_ATTR_QUEUE,
+
+	__RMBD_STATS_ATTR_MAX,
+	RMBD_STATS_ATTR_MAX = __RMBD_STATS_ATTR_MAX - 1
 };
 
 #endif /* _UAPI_LINUX_RMBD_CLIENT_H */

@@ -169,6 +169,10 @@ enum rmbd_session_event {
  *	default RMBD_LISTENER_SESSIONS); output: so
  * @RMBD_TARGET_ATTR_LISTENER_SESSIONS: u32, output: the sessions it
  *	holds
+ * @RMBD_TARGET_ATTR_SESSION_MAPPED: u32, output of SESSION_GET: the
+ *	session's live slab registrations (memory regions)
+ * @RMBD_TARGET_ATTR_SESSION_MAPPED_BYTES: u64, output of SESSION_GET:
+ *	bytes of the export those registrations expose to the peer
  */
 enum rmbd_target_attr {
 	RMBD_TARGET_ATTR_UNSPEC,
@@ -200,6 +204,8 @@ enum rmbd_target_attr {
 	RMBD_TARGET_ATTR_SESSION_READ_ONLY,
 	RMBD_TARGET_ATTR_LISTENER_MAX_SESSIONS,
 	RMBD_TARGET_ATTR_LISTENER_SESSIONS,
+	RMBD_TARGET_ATTR_SESSION_MAPPED,
+	RMBD_TARGET_ATTR_SESSION_MAPPED_BYTES,
 
 	__RMBD_TARGET_ATTR_MAX,
 	RMBD_TARGET_ATTR_MAX = __RMBD_TARGET_ATTR_MAX - 1
