@@ -21,6 +21,8 @@ struct rmbd_opts {
 	bool json;
 	bool pretty;
 	bool details;
+	/* -s: statistics (counters) where the object has them */
+	bool stats;
 };
 
 extern struct rmbd_opts opt;

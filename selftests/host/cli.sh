@@ -599,6 +599,48 @@ listener_add 10.0.0.9 0 4
 open
 listener_del 10.200.0.1 7470" "listener calls"
 
+# Options, as iproute2 takes them: -NAME, --NAME, a unique prefix of
+# either in any case, a letter alone, letters bundled after one dash.
+listeners_text="listener 10.200.0.1 port 7470 max_sessions 128 sessions 3
+listener fd00::1 port 7471 max_sessions 16 sessions 0"
+listeners_json='[{"addr":"10.200.0.1","port":7470,"max_sessions":128,"sessions":3},{"addr":"fd00::1","port":7471,"max_sessions":16,"sessions":0}]'
+for o in -j -json --json -js --js -JSON; do
+	expect 0 "$listeners_json" "" "$FAKE" $o listener
+done
+for o in -p -pretty --pretty -pre --pr; do
+	expect 0 "$("$FAKE" -p listener)" "" "$FAKE" $o listener
+done
+case $("$FAKE" -p listener) in
+'['$'\n''    {'*) pass "-p indents" ;;
+*) fail "-p indents" ;;
+esac
+for o in -d -details --details -det --de; do
+	expect 0 "$(echo "$devs_details" | sed -n '5,7p')" "" "$FAKE" $o dev show 6
+done
+for o in -jd -dj "-j -d" "-d --json"; do
+	# shellcheck disable=SC2086
+	expect 0 "[$(echo "$devs_json" | sed 's/^\[//; s/,{"index":3,.*//')]" "" \
+		"$FAKE" $o dev show 0
+done
+# -s: counters where an object has them; none has yet.
+for o in -s -stats --stats -st -sj; do
+	want=$listeners_text
+	[ "$o" = -sj ] && want=$listeners_json
+	expect 0 "$want" "" "$FAKE" $o listener
+done
+for o in -V -version --version -Version -vers --v -jV; do
+	expect 0 "$("$RMBD" -V)" "" "$RMBD" $o
+done
+usage "" "invalid option '--jd'" --jd listener
+usage "" "invalid option '-jx'" -jx listener
+usage "" "invalid option '-jsonx'" -jsonx listener
+usage "" "invalid option '---json'" ---json listener
+usage "" "invalid option '-xxxxxxxxxxxxxxxxxxxxxxxx'" -xxxxxxxxxxxxxxxxxxxxxxxx listener
+usage "" "unknown object '-j'" -- -j listener
+usage "" "unknown object '-'" - listener
+# Options come before the object only.
+usage listener "unexpected argument '-j'" listener show -j
+
 log_reset
 expect 0 "$devs_text" "" "$FAKE" dev
 expect 0 "$devs_details" "" "$FAKE" -d dev show
