@@ -53,7 +53,7 @@ static void print_dev_event(const struct rmbd_event *ev)
 	print_string(PRINT_ANY, "addr", "addr %s", d->addr);
 	print_u64(PRINT_ANY, "port", "port %" PRIu64, d->port);
 	print_string(PRINT_ANY, "export", "export %s", d->export_name);
-	print_u64(print_detail(), "size", "size %" PRIu64, d->size);
+	print_size(print_detail(), "size", "size %s", d->size);
 	print_u64(print_detail(), "queues", "queues %" PRIu64,
 		  d->nr_io_queues);
 	print_u64(print_detail(), "poll_queues", "pollq %" PRIu64,
@@ -70,7 +70,7 @@ static void print_dev_event(const struct rmbd_event *ev)
 		     "host %s", d->host);
 	print_bool(print_detail(), "auth", "auth", d->auth);
 	print_bool(print_detail(), "read_only", "read_only", d->read_only);
-	print_u64(print_detail(), "slab_size", "slab %" PRIu64, d->slab_size);
+	print_size(print_detail(), "slab_size", "slab %s", d->slab_size);
 	print_string(d->nr_legs > 1 ? print_detail() : PRINT_JSON, "layout",
 		     "layout %s", rmbd_layout_name(d->layout));
 	print_u64(d->layout == RMBD_LAYOUT_POOL ? print_detail() : PRINT_JSON,

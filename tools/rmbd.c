@@ -42,7 +42,7 @@ static void main_help(FILE *f)
 	      "where  OBJECT := { export | listener | dev | monitor | host |\n"
 	      "                   secret }\n"
 	      "       OPTIONS := { -j[son] | -p[retty] | -d[etails] | -s[tats] |\n"
-	      "                    -V[ersion] | -h[elp] }\n"
+	      "                    -h[uman] | -V[ersion] | -help }\n"
 	      "       An option is -NAME, --NAME or a unique prefix of either "
 	      "(-det);\n"
 	      "       letters go together after one dash (-jd).\n", f);
@@ -132,18 +132,20 @@ static void print_versions(void)
 
 /* The options before the object. */
 enum global_opt {
-	OPT_JSON, OPT_PRETTY, OPT_DETAILS, OPT_STATS, OPT_VERSION, OPT_HELP,
+	OPT_JSON, OPT_PRETTY, OPT_DETAILS, OPT_STATS, OPT_HUMAN, OPT_VERSION,
+	OPT_HELP,
 };
 
 /*
- * Their names, in the order in which a prefix of one letter picks them,
- * and the letters that pick them alone or bundled ("-jd").
+ * Their names, and the letters that stand for them alone or bundled
+ * ("-jd"): -h is -human, as in ip(8), and -help has no letter.
  */
 static const char *const opt_names[] = {
 	[OPT_JSON]	= "json",
 	[OPT_PRETTY]	= "pretty",
 	[OPT_DETAILS]	= "details",
 	[OPT_STATS]	= "stats",
+	[OPT_HUMAN]	= "human",
 	[OPT_VERSION]	= "version",
 	[OPT_HELP]	= "help",
 	NULL
@@ -154,6 +156,7 @@ static const char opt_letters[] = {
 	[OPT_PRETTY]	= 'p',
 	[OPT_DETAILS]	= 'd',
 	[OPT_STATS]	= 's',
+	[OPT_HUMAN]	= 'h',
 	[OPT_VERSION]	= 'V',
 	[OPT_HELP]	= '\0',
 };
@@ -184,6 +187,9 @@ static int apply_opt(int o)
 		break;
 	case OPT_STATS:
 		opt.stats = true;
+		break;
+	case OPT_HUMAN:
+		opt.human = true;
 		break;
 	case OPT_VERSION:
 		print_versions();
@@ -261,7 +267,7 @@ int main(int argc, char **argv)
 		argc--;
 		argv++;
 	}
-	print_init(opt.json, opt.pretty);
+	print_init(opt.json, opt.pretty, opt.human);
 
 	if (argc < 1)
 		return usage_error("missing object");

@@ -23,6 +23,8 @@ struct rmbd_opts {
 	bool details;
 	/* -s: statistics (counters) where the object has them */
 	bool stats;
+	/* -h: sizes in text in binary units */
+	bool human;
 };
 
 extern struct rmbd_opts opt;

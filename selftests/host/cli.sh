@@ -238,8 +238,9 @@ for m in "$here"/../../Documentation/man/*.8; do
 		fail "$(basename "$m"): .TH does not say rmbd $ver"
 	fi
 done
-for args in "help" "-h" "--help" "help export" "export help" "listener help" \
-	    "dev help" "d h" "help l" "monitor help" "help monitor" "m h"; do
+for args in "help" "-help" "--help" "-he" "--he" "-h -help" "help export" \
+	    "export help" "listener help" "dev help" "d h" "help l" \
+	    "monitor help" "help monitor" "m h"; do
 	# shellcheck disable=SC2086
 	"$RMBD" $args >"$tmp/out" 2>"$tmp/err"
 	if [ $? = 0 ] && grep -q '^Usage: rmbd' "$tmp/out" &&
@@ -641,6 +642,29 @@ usage "" "unknown object '-'" - listener
 # Options come before the object only.
 usage listener "unexpected argument '-j'" listener show -j
 
+# -h[uman]: sizes in binary units in text; JSON keeps the bytes.  -h is
+# no longer -help.
+usage "" "missing object" -h
+exports_human="export foo size 1G slab 64M slabs 16 sessions 1 mapped 3 mem 1G shared hosts rmbd:uuid:0a,nqn.2014-08.org.nvmexpress:uuid:0b auth nqn.2014-08.org.nvmexpress:uuid:0b
+export bar.2 size 8M slab 2M slabs 4 sessions 0 mapped 0 mem 8M any_host read_only"
+for o in -h -human --human -hu -HUMAN; do
+	expect 0 "$exports_human" "" "$FAKE" $o export
+done
+expect 0 "$(echo "$exports_human" | sed -n 1p)
+$sessions_foo
+$(echo "$exports_human" | sed -n 2p)
+$sessions_bar
+total mem 1.01G" "" "$FAKE" -hd export
+expect 0 "$exports_json" "" "$FAKE" -h -j export
+expect 0 "$exports_json" "" "$FAKE" -jh export
+expect 0 "rmbd6: size 4G state reconnecting addr 10.200.0.2 port 7470 export baz queues 4 pollq 0 depth 128 reconnect_delay 5 loss_timeout 300 reconnects 3 shared host h6 slab 1G layout mirror legs 2
+    leg 0 state down addr 10.200.0.2 port 7470 export baz size 4G slabs 4 slab 1G reconnects 3
+    leg 1 state up addr 10.200.0.3 port 7470 export baz2 size 8G slabs 8 slab 1G reconnects 0" \
+	"" "$FAKE" -h -d dev show 6
+expect 0 "    leg 1 state stale addr 10.201.0.1 port 7470 export m1 size 2G slabs 32 slab 64M reconnects 1 dirty 5M" \
+	"" sh -c "'$FAKE' -h -d dev show 8 | tail -n 1"
+expect 0 "[$dev6_json]" "" "$FAKE" -h -j dev show 6
+
 log_reset
 expect 0 "$devs_text" "" "$FAKE" dev
 expect 0 "$devs_details" "" "$FAKE" -d dev show
@@ -942,6 +966,9 @@ open
 events_subscribe 2
 open
 events_subscribe 1" "monitor subscribes to dev 1, session 2, all 3"
+# -h: the sizes of -d in binary units.
+expect 0 "$(echo "$events_text" | grep '^dev' | head -n 1) size 1G queues 2 pollq 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 0 host rmbd:uuid:0a slab 64M" \
+	"" "$FAKE" -h -d monitor dev count 1
 
 # A family whose module is missing is skipped; none: exit 1.
 export RMBD_FAKE_MODULES=client
