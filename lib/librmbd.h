@@ -381,8 +381,9 @@ const char *rmbd_session_event_name(uint8_t event);
 /*
  * Helpers, no kernel needed.
  * rmbd_parse_size: decimal digits with an optional binary suffix K, M, G, T,
- * P or E (any case), optionally followed by "iB": "4096", "64K", "1GiB".
- * -EINVAL on junk (empty, sign, space, other suffix), -ERANGE on overflow.
+ * P or E, optionally followed by "iB", all in any case: "4096", "64K",
+ * "64k", "1GiB", "1gib".  -EINVAL on junk (empty, sign, space, fraction,
+ * other suffix), -ERANGE when the bytes do not fit in 64 bits.
  * rmbd_parse_dev: "rmbdN", "/dev/rmbdN" or "N", N decimal without leading
  * zeros; -EINVAL on junk, -ERANGE if N does not fit in 32 bits.
  */

@@ -145,11 +145,18 @@ int parse_port(const struct keyword *kw, uint16_t *port)
 	return 0;
 }
 
-/* zero_ok: 0 goes to the kernel, which judges sizes; else it is refused. */
+/*
+ * zero_ok: 0 goes to the kernel, which judges sizes; else it is refused.
+ * A size past 64 bits is too large, not invalid.
+ */
 int parse_size_kw(const struct keyword *kw, const char *what, bool zero_ok,
 		  uint64_t *val)
 {
-	if (rmbd_parse_size(kw->value, val) || (!zero_ok && !*val))
+	int ret = rmbd_parse_size(kw->value, val);
+
+	if (ret == -ERANGE)
+		return usage_error("%s '%s' is too large", what, kw->value);
+	if (ret || (!zero_ok && !*val))
 		return usage_error("invalid %s '%s'", what, kw->value);
 	return 0;
 }

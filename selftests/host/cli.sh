@@ -115,8 +115,14 @@ usage export "missing value for 'size'" export add foo size
 usage export "invalid size '1X'" export add foo size 1X
 usage export "invalid size '-1'" export add foo size -1
 usage export "invalid slab size '0'" export add foo size 1G slab 0
-usage export "invalid size '99999999999E'" export add foo size 99999999999E
+usage export "size '99999999999E' is too large" export add foo size 99999999999E
+usage export "size '16E' is too large" export add foo size 16E
+usage export "size '18446744073709551616' is too large" \
+	export add foo size 18446744073709551616
+usage export "slab size '16384PiB' is too large" export add foo size 1G slab 16384PiB
 usage export "invalid slab size '2Q'" export add foo size 1G slab 2Q
+usage export "invalid size '1.5G'" export add foo size 1.5G
+usage export "invalid size '1GB'" export add foo size 1GB
 usage export "duplicate keyword 'size'" export add foo size 1G size 2G
 usage export "ambiguous keyword 's'" export add foo s 1G
 usage export "unknown keyword 'bogus'" export add foo size 1G bogus 1
@@ -455,6 +461,22 @@ open
 export_del foo 0
 open
 export_del foo 1" "export add/del pass the parsed values"
+
+# Every suffix the help names, in any case, with or without iB.
+log_reset
+want=""
+for sz in 4096:4096 16G:17179869184 16g:17179869184 16GiB:17179869184 \
+	  16gib:17179869184 16GIB:17179869184 2k:2048 2KiB:2048 2kib:2048 \
+	  3m:3145728 3mib:3145728 1t:1099511627776 1tib:1099511627776 \
+	  1p:1125899906842624 1PiB:1125899906842624 1pib:1125899906842624 \
+	  1e:1152921504606846976 1eib:1152921504606846976; do
+	expect 0 "" "" "$FAKE" export add foo size "${sz%%:*}"
+	want+="open
+export_add foo ${sz#*:} 0
+  any_host 0 shared 0 read_only 0 hosts -
+"
+done
+log_is "${want%$'\n'}" "export add: every size suffix reaches the library in bytes"
 
 # Allowed hosts.
 usage export "invalid host identity '-x'" export add foo size 1G hosts a,-x
