@@ -33,8 +33,8 @@ static void print_leg(const struct rmbd_leg_info *l)
 	print_u64(PRINT_ANY, "port", "port %" PRIu64, l->port);
 	print_string(PRINT_ANY, "export", "export %s", l->export_name);
 	print_size(PRINT_ANY, "size", "size %s", l->size);
-	print_u64(PRINT_ANY, "nr_slabs", "slabs %" PRIu64, l->nr_slabs);
-	print_size(PRINT_ANY, "slab_size", "slab %s", l->slab_size);
+	print_u64(PRINT_ANY, "nr_slabs", "nr_slabs %" PRIu64, l->nr_slabs);
+	print_size(PRINT_ANY, "slab_size", "slab_size %s", l->slab_size);
 	print_u64(PRINT_ANY, "reconnects", "reconnects %" PRIu64,
 		  l->nr_reconnects);
 	print_size(l->dirty ? PRINT_ANY : PRINT_JSON, "dirty", "dirty %s",
@@ -68,10 +68,11 @@ static void print_placement(const struct rmbd_dev_info *d)
 	if (!print_is_json())
 		fputs("    placement: ", stdout);
 	print_open_object_key("placement");
-	print_size(PRINT_ANY, "extent_size", "extent %s", d->extent_size);
+	print_size(PRINT_ANY, "extent_size", "extent_size %s",
+		   d->extent_size);
 	print_u64(PRINT_ANY, "extents", "extents %" PRIu64, extents);
-	print_u64(PRINT_ANY, "period", "repeat every %" PRIu64, period);
-	print_size(PRINT_ANY, "period_leg_bytes", "advancing %s",
+	print_u64(PRINT_ANY, "period", "period %" PRIu64, period);
+	print_size(PRINT_ANY, "period_leg_bytes", "period_leg_bytes %s",
 		   period * d->copies / d->nr_legs * d->extent_size);
 	if (!print_is_json())
 		print_close_object();
@@ -81,7 +82,7 @@ static void print_placement(const struct rmbd_dev_info *d)
 			fputs("      ", stdout);
 		print_open_object();
 		print_u64(PRINT_ANY, "extent", "extent %" PRIu64, e);
-		print_size(PRINT_ANY, "start", "at %s", e * d->extent_size);
+		print_size(PRINT_ANY, "start", "start %s", e * d->extent_size);
 		print_open_array_key("copies");
 		for (k = 0; k < d->copies; k++) {
 			if (rmbd_dev_place(d, e, k, &leg, &offset))
@@ -163,7 +164,7 @@ static void print_dev(const struct rmbd_dev_info *d)
 	print_string(PRINT_ANY, "export", "export %s", d->export_name);
 	print_u64(PRINT_ANY, "queues", "queues %" PRIu64, d->nr_io_queues);
 	print_u64(print_unless_default(!d->nr_poll_queues),
-		  "poll_queues", "pollq %" PRIu64, d->nr_poll_queues);
+		  "poll_queues", "poll_queues %" PRIu64, d->nr_poll_queues);
 	print_u64(PRINT_ANY, "depth", "depth %" PRIu64, d->queue_depth);
 	print_u64(print_unless_default(d->reconnect_delay ==
 				       RMBD_DEFAULT_RECONNECT_DELAY),
@@ -180,7 +181,7 @@ static void print_dev(const struct rmbd_dev_info *d)
 	print_bool(PRINT_ANY, "auth", "auth", d->auth);
 	print_bool(PRINT_ANY, "read_only", "read_only", d->read_only);
 	print_size(opt.details ? PRINT_ANY : PRINT_JSON, "slab_size",
-		   "slab %s", d->slab_size);
+		   "slab_size %s", d->slab_size);
 	/* A device of one leg has no copies to speak of, in text */
 	print_string(d->nr_legs > 1 ? PRINT_ANY : PRINT_JSON, "layout",
 		     "layout %s", rmbd_layout_name(d->layout));

@@ -44,8 +44,8 @@ static void print_export(const struct rmbd_export_info *e)
 	print_open_object();
 	print_string(PRINT_ANY, "name", "export %s", e->name);
 	print_size(PRINT_ANY, "size", "size %s", e->size);
-	print_size(PRINT_ANY, "slab_size", "slab %s", e->slab_size);
-	print_u64(PRINT_ANY, "nr_slabs", "slabs %" PRIu64, e->nr_slabs);
+	print_size(PRINT_ANY, "slab_size", "slab_size %s", e->slab_size);
+	print_u64(PRINT_ANY, "nr_slabs", "nr_slabs %" PRIu64, e->nr_slabs);
 	print_u64(PRINT_ANY, "sessions", "sessions %" PRIu64, e->sessions);
 	print_u64(PRINT_ANY, "mapped", "mapped %" PRIu64, e->mapped);
 	print_size(PRINT_ANY, "mem", "mem %s", e->mem);
@@ -54,7 +54,7 @@ static void print_export(const struct rmbd_export_info *e)
 	print_bool(PRINT_ANY, "read_only", "read_only", e->read_only);
 	print_strings("hosts", "hosts", e->hosts[0], sizeof(e->hosts[0]),
 		      e->nr_hosts);
-	print_strings("auth_hosts", "auth", e->auth_hosts[0],
+	print_strings("auth_hosts", "auth_hosts", e->auth_hosts[0],
 		      sizeof(e->auth_hosts[0]), e->nr_auth_hosts);
 	if (!export_sessions) {
 		print_close_object();

@@ -56,7 +56,7 @@ static void print_dev_event(const struct rmbd_event *ev)
 	print_size(print_detail(), "size", "size %s", d->size);
 	print_u64(print_detail(), "queues", "queues %" PRIu64,
 		  d->nr_io_queues);
-	print_u64(print_detail(), "poll_queues", "pollq %" PRIu64,
+	print_u64(print_detail(), "poll_queues", "poll_queues %" PRIu64,
 		  d->nr_poll_queues);
 	print_u64(print_detail(), "depth", "depth %" PRIu64, d->queue_depth);
 	print_u64(print_detail(), "reconnect_delay",
@@ -70,7 +70,8 @@ static void print_dev_event(const struct rmbd_event *ev)
 		     "host %s", d->host);
 	print_bool(print_detail(), "auth", "auth", d->auth);
 	print_bool(print_detail(), "read_only", "read_only", d->read_only);
-	print_size(print_detail(), "slab_size", "slab %s", d->slab_size);
+	print_size(print_detail(), "slab_size", "slab_size %s",
+		   d->slab_size);
 	print_string(d->nr_legs > 1 ? print_detail() : PRINT_JSON, "layout",
 		     "layout %s", rmbd_layout_name(d->layout));
 	print_u64(d->layout == RMBD_LAYOUT_POOL ? print_detail() : PRINT_JSON,

@@ -286,25 +286,25 @@ else
 fi
 
 # Output and library calls, through the fake library
-exports_text="export foo size 1073741824 slab 67108864 slabs 16 sessions 1 mapped 3 mem 1073741824 shared hosts rmbd:uuid:0a,nqn.2014-08.org.nvmexpress:uuid:0b auth nqn.2014-08.org.nvmexpress:uuid:0b
-export bar.2 size 8388608 slab 2097152 slabs 4 sessions 0 mapped 0 mem 8388608 any_host read_only"
+exports_text="export foo size 1073741824 slab_size 67108864 nr_slabs 16 sessions 1 mapped 3 mem 1073741824 shared hosts rmbd:uuid:0a,nqn.2014-08.org.nvmexpress:uuid:0b auth_hosts nqn.2014-08.org.nvmexpress:uuid:0b
+export bar.2 size 8388608 slab_size 2097152 nr_slabs 4 sessions 0 mapped 0 mem 8388608 any_host read_only"
 exports_json='[{"name":"foo","size":1073741824,"slab_size":67108864,"nr_slabs":16,"sessions":1,"mapped":3,"mem":1073741824,"any_host":false,"shared":true,"read_only":false,"hosts":["rmbd:uuid:0a","nqn.2014-08.org.nvmexpress:uuid:0b"],"auth_hosts":["nqn.2014-08.org.nvmexpress:uuid:0b"]},{"name":"bar.2","size":8388608,"slab_size":2097152,"nr_slabs":4,"sessions":0,"mapped":0,"mem":8388608,"any_host":true,"shared":false,"read_only":true,"hosts":[],"auth_hosts":[]}]'
 # Text: pollq, reconnect_delay, loss_timeout and reconnects only when not
 # at their defaults (0, 2, 60, 0) or with -d; slab only with -d.
 devs_text="rmbd0: size 1073741824 state live addr 10.200.0.1 port 7470 export foo queues 2 depth 128 host rmbd:uuid:0a
-rmbd3: size 8388608 state failed addr fd00::1 port 7471 export bar.2 queues 1 pollq 1 depth 16 loss_timeout 0 read_only
+rmbd3: size 8388608 state failed addr fd00::1 port 7471 export bar.2 queues 1 poll_queues 1 depth 16 loss_timeout 0 read_only
 rmbd6: size 4294967296 state reconnecting addr 10.200.0.2 port 7470 export baz queues 4 depth 128 reconnect_delay 5 loss_timeout 300 reconnects 3 shared host h6 layout mirror legs 2
 rmbd8: size 1073741824 state live addr 10.200.0.1 port 7470 export m0 queues 2 depth 128 reconnects 1 host rmbd:uuid:0a layout mirror legs 2 degraded"
-devs_details="rmbd0: size 1073741824 state live addr 10.200.0.1 port 7470 export foo queues 2 pollq 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 0 host rmbd:uuid:0a slab 67108864
-    leg 0 state up addr 10.200.0.1 port 7470 export foo size 1073741824 slabs 16 slab 67108864 reconnects 0
-rmbd3: size 8388608 state failed addr fd00::1 port 7471 export bar.2 queues 1 pollq 1 depth 16 reconnect_delay 2 loss_timeout 0 reconnects 0 read_only slab 2097152
-    leg 0 state down addr fd00::1 port 7471 export bar.2 size 8388608 slabs 4 slab 2097152 reconnects 0
-rmbd6: size 4294967296 state reconnecting addr 10.200.0.2 port 7470 export baz queues 4 pollq 0 depth 128 reconnect_delay 5 loss_timeout 300 reconnects 3 shared host h6 slab 1073741824 layout mirror legs 2
-    leg 0 state down addr 10.200.0.2 port 7470 export baz size 4294967296 slabs 4 slab 1073741824 reconnects 3
-    leg 1 state up addr 10.200.0.3 port 7470 export baz2 size 8589934592 slabs 8 slab 1073741824 reconnects 0
-rmbd8: size 1073741824 state live addr 10.200.0.1 port 7470 export m0 queues 2 pollq 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 1 host rmbd:uuid:0a slab 67108864 layout mirror legs 2 degraded
-    leg 0 state up addr 10.200.0.1 port 7470 export m0 size 1073741824 slabs 16 slab 67108864 reconnects 0
-    leg 1 state stale addr 10.201.0.1 port 7470 export m1 size 2147483648 slabs 32 slab 67108864 reconnects 1 dirty 5242880"
+devs_details="rmbd0: size 1073741824 state live addr 10.200.0.1 port 7470 export foo queues 2 poll_queues 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 0 host rmbd:uuid:0a slab_size 67108864
+    leg 0 state up addr 10.200.0.1 port 7470 export foo size 1073741824 nr_slabs 16 slab_size 67108864 reconnects 0
+rmbd3: size 8388608 state failed addr fd00::1 port 7471 export bar.2 queues 1 poll_queues 1 depth 16 reconnect_delay 2 loss_timeout 0 reconnects 0 read_only slab_size 2097152
+    leg 0 state down addr fd00::1 port 7471 export bar.2 size 8388608 nr_slabs 4 slab_size 2097152 reconnects 0
+rmbd6: size 4294967296 state reconnecting addr 10.200.0.2 port 7470 export baz queues 4 poll_queues 0 depth 128 reconnect_delay 5 loss_timeout 300 reconnects 3 shared host h6 slab_size 1073741824 layout mirror legs 2
+    leg 0 state down addr 10.200.0.2 port 7470 export baz size 4294967296 nr_slabs 4 slab_size 1073741824 reconnects 3
+    leg 1 state up addr 10.200.0.3 port 7470 export baz2 size 8589934592 nr_slabs 8 slab_size 1073741824 reconnects 0
+rmbd8: size 1073741824 state live addr 10.200.0.1 port 7470 export m0 queues 2 poll_queues 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 1 host rmbd:uuid:0a slab_size 67108864 layout mirror legs 2 degraded
+    leg 0 state up addr 10.200.0.1 port 7470 export m0 size 1073741824 nr_slabs 16 slab_size 67108864 reconnects 0
+    leg 1 state stale addr 10.201.0.1 port 7470 export m1 size 2147483648 nr_slabs 32 slab_size 67108864 reconnects 1 dirty 5242880"
 dev6_json='{"index":6,"name":"rmbd6","size":4294967296,"state":"reconnecting","addr":"10.200.0.2","port":7470,"export":"baz","queues":4,"poll_queues":0,"depth":128,"reconnect_delay":5,"loss_timeout":300,"reconnects":3,"shared":true,"host":"h6","auth":false,"read_only":false,"slab_size":1073741824,"layout":"mirror","copies":2,"degraded":false,"legs":[{"index":0,"state":"down","addr":"10.200.0.2","port":7470,"export":"baz","size":4294967296,"nr_slabs":4,"slab_size":1073741824,"reconnects":3,"dirty":0},{"index":1,"state":"up","addr":"10.200.0.3","port":7470,"export":"baz2","size":8589934592,"nr_slabs":8,"slab_size":1073741824,"reconnects":0,"dirty":0}],"spares":[]}'
 devs_json='[{"index":0,"name":"rmbd0","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:0a","auth":false,"read_only":false,"slab_size":67108864,"layout":"mirror","copies":1,"degraded":false,"legs":[{"index":0,"state":"up","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"nr_slabs":16,"slab_size":67108864,"reconnects":0,"dirty":0}],"spares":[]},{"index":3,"name":"rmbd3","size":8388608,"state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"host":"","auth":false,"read_only":true,"slab_size":2097152,"layout":"mirror","copies":1,"degraded":false,"legs":[{"index":0,"state":"down","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"nr_slabs":4,"slab_size":2097152,"reconnects":0,"dirty":0}],"spares":[]},'"$dev6_json"',{"index":8,"name":"rmbd8","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"m0","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":1,"shared":false,"host":"rmbd:uuid:0a","auth":false,"read_only":false,"slab_size":67108864,"layout":"mirror","copies":2,"degraded":true,"legs":[{"index":0,"state":"up","addr":"10.200.0.1","port":7470,"export":"m0","size":1073741824,"nr_slabs":16,"slab_size":67108864,"reconnects":0,"dirty":0},{"index":1,"state":"stale","addr":"10.201.0.1","port":7470,"export":"m1","size":2147483648,"nr_slabs":32,"slab_size":67108864,"reconnects":1,"dirty":5242880}],"spares":[]}]'
 
@@ -667,8 +667,8 @@ usage listener "unexpected argument '-j'" listener show -j
 # -h[uman]: sizes in binary units in text; JSON keeps the bytes.  -h is
 # no longer -help.
 usage "" "missing object" -h
-exports_human="export foo size 1G slab 64M slabs 16 sessions 1 mapped 3 mem 1G shared hosts rmbd:uuid:0a,nqn.2014-08.org.nvmexpress:uuid:0b auth nqn.2014-08.org.nvmexpress:uuid:0b
-export bar.2 size 8M slab 2M slabs 4 sessions 0 mapped 0 mem 8M any_host read_only"
+exports_human="export foo size 1G slab_size 64M nr_slabs 16 sessions 1 mapped 3 mem 1G shared hosts rmbd:uuid:0a,nqn.2014-08.org.nvmexpress:uuid:0b auth_hosts nqn.2014-08.org.nvmexpress:uuid:0b
+export bar.2 size 8M slab_size 2M nr_slabs 4 sessions 0 mapped 0 mem 8M any_host read_only"
 for o in -h -human --human -hu -HUMAN; do
 	expect 0 "$exports_human" "" "$FAKE" $o export
 done
@@ -679,11 +679,11 @@ $sessions_bar
 total mem 1.01G" "" "$FAKE" -hd export
 expect 0 "$exports_json" "" "$FAKE" -h -j export
 expect 0 "$exports_json" "" "$FAKE" -jh export
-expect 0 "rmbd6: size 4G state reconnecting addr 10.200.0.2 port 7470 export baz queues 4 pollq 0 depth 128 reconnect_delay 5 loss_timeout 300 reconnects 3 shared host h6 slab 1G layout mirror legs 2
-    leg 0 state down addr 10.200.0.2 port 7470 export baz size 4G slabs 4 slab 1G reconnects 3
-    leg 1 state up addr 10.200.0.3 port 7470 export baz2 size 8G slabs 8 slab 1G reconnects 0" \
+expect 0 "rmbd6: size 4G state reconnecting addr 10.200.0.2 port 7470 export baz queues 4 poll_queues 0 depth 128 reconnect_delay 5 loss_timeout 300 reconnects 3 shared host h6 slab_size 1G layout mirror legs 2
+    leg 0 state down addr 10.200.0.2 port 7470 export baz size 4G nr_slabs 4 slab_size 1G reconnects 3
+    leg 1 state up addr 10.200.0.3 port 7470 export baz2 size 8G nr_slabs 8 slab_size 1G reconnects 0" \
 	"" "$FAKE" -h -d dev show 6
-expect 0 "    leg 1 state stale addr 10.201.0.1 port 7470 export m1 size 2G slabs 32 slab 64M reconnects 1 dirty 5M" \
+expect 0 "    leg 1 state stale addr 10.201.0.1 port 7470 export m1 size 2G nr_slabs 32 slab_size 64M reconnects 1 dirty 5M" \
 	"" sh -c "'$FAKE' -h -d dev show 8 | tail -n 1"
 expect 0 "[$dev6_json]" "" "$FAKE" -h -j dev show 6
 
@@ -954,7 +954,7 @@ expect 0 "$events_text" "$lost" "$FAKE" monitor count 11
 expect 0 "$(echo "$events_text" | head -n 3)" "" "$FAKE" monitor all count 3
 expect 0 "$events_json" "$lost" "$FAKE" -j monitor count 11
 expect 0 "$(echo "$events_text" | grep '^dev' | head -n 2 | \
-	sed 's/$/ size 1073741824 queues 2 pollq 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 0 host rmbd:uuid:0a slab 67108864/')" \
+	sed 's/$/ size 1073741824 queues 2 poll_queues 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 0 host rmbd:uuid:0a slab_size 67108864/')" \
 	"" "$FAKE" -d monitor dev count 2
 expect 0 "$(echo "$events_text" | grep '^session')" "$lost" \
 	"$FAKE" monitor session count 3
@@ -970,9 +970,9 @@ expect 0 '{
 }' "" "$FAKE" -p monitor s c 1
 # -d: read_only in the text of a read-only device's event (the fifth).
 expect 0 "$(echo "$events_text" | grep '^dev' | head -n 5 | sed \
-	-e '1,3s/$/ size 1073741824 queues 2 pollq 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 0 host rmbd:uuid:0a slab 67108864/' \
-	-e '4s/$/ size 1073741824 queues 2 pollq 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 1 host rmbd:uuid:0a slab 67108864/' \
-	-e '5s/$/ size 8388608 queues 1 pollq 1 depth 16 reconnect_delay 2 loss_timeout 0 reconnects 0 read_only slab 2097152/')" \
+	-e '1,3s/$/ size 1073741824 queues 2 poll_queues 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 0 host rmbd:uuid:0a slab_size 67108864/' \
+	-e '4s/$/ size 1073741824 queues 2 poll_queues 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 1 host rmbd:uuid:0a slab_size 67108864/' \
+	-e '5s/$/ size 8388608 queues 1 poll_queues 1 depth 16 reconnect_delay 2 loss_timeout 0 reconnects 0 read_only slab_size 2097152/')" \
 	"$lost" "$FAKE" -d monitor dev count 5
 log_is "open
 events_subscribe 3
@@ -989,8 +989,54 @@ events_subscribe 2
 open
 events_subscribe 1" "monitor subscribes to dev 1, session 2, all 3"
 # -h: the sizes of -d in binary units.
-expect 0 "$(echo "$events_text" | grep '^dev' | head -n 1) size 1G queues 2 pollq 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 0 host rmbd:uuid:0a slab 64M" \
+expect 0 "$(echo "$events_text" | grep '^dev' | head -n 1) size 1G queues 2 poll_queues 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 0 host rmbd:uuid:0a slab_size 64M" \
 	"" "$FAKE" -h -d monitor dev count 1
+
+# A pool (rmbd7, which dev show finds but does not list): its legs and,
+# with -d, where its extents lie.
+pool_details="rmbd7: size 1610612736 state live addr 10.200.0.1 port 7470 export p0 queues 2 poll_queues 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 0 host rmbd:uuid:default slab_size 67108864 layout pool copies 2 legs 3
+    leg 0 state up addr 10.200.0.1 port 7470 export p0 size 1610612736 nr_slabs 24 slab_size 67108864 reconnects 0
+    leg 1 state up addr 10.201.0.1 port 7470 export p1 size 1610612736 nr_slabs 24 slab_size 67108864 reconnects 0
+    leg 2 state up addr 10.202.0.1 port 7470 export p2 size 1610612736 nr_slabs 24 slab_size 67108864 reconnects 0
+    placement: extent_size 67108864 extents 24 period 3 period_leg_bytes 134217728
+      extent 0 start 0 leg 0 offset 0 leg 1 offset 0
+      extent 1 start 67108864 leg 2 offset 0 leg 0 offset 67108864
+      extent 2 start 134217728 leg 1 offset 67108864 leg 2 offset 67108864"
+expect 0 "$pool_details" "" "$FAKE" -d dev show rmbd7
+expect 0 "$(echo "$pool_details" | head -n 1 | sed 's/ poll_queues 0//; s/ reconnect_delay 2 loss_timeout 60 reconnects 0//; s/ slab_size 67108864//')" \
+	"" "$FAKE" dev show rmbd7
+
+# Text and JSON name a field alike: in every line of text, each word but
+# the first (the kind of object: export, leg, dev, ...) that is not one
+# of the JSON's values is one of its keys.  "authenticating" is a
+# session's up false.
+same_keys() {
+	local text keys vals w bad=""
+	text=$("$FAKE" "$@" 2>/dev/null | sed 's/^ *[^ ]* *//')
+	keys=$("$FAKE" -j "$@" 2>/dev/null | jq -rn '[inputs | .. | objects | keys[]] | unique[]')
+	vals=$("$FAKE" -j "$@" 2>/dev/null | jq -rn '[inputs | .. | strings] | unique[]')
+	for w in $(echo "$text" | tr ' ' '\n' | grep -xE '[a-z_]+' | sort -u); do
+		if ! grep -qxF -- "$w" <<<"$keys" &&
+		   ! grep -qxF -- "$w" <<<"$vals" &&
+		   [ "$w" != authenticating ]; then
+			bad+=" $w"
+		fi
+	done
+	if [ -n "$text" ] && [ -n "$keys" ] && [ -z "$bad" ]; then
+		pass "text keys are JSON keys: $*"
+	else
+		fail "text keys are JSON keys: $*"
+		echo "# text only:$bad"
+	fi
+}
+same_keys export
+same_keys -d export
+same_keys listener
+same_keys dev
+same_keys -d dev
+same_keys -d dev show rmbd7
+same_keys monitor count 11
+same_keys -d monitor count 11
 
 # A family whose module is missing is skipped; none: exit 1.
 export RMBD_FAKE_MODULES=client
