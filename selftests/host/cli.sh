@@ -1088,12 +1088,19 @@ monitor_signal() {
 monitor_signal TERM
 monitor_signal INT
 
+# Empty lists: nothing in text, [] in JSON, for every show that lists.
 export RMBD_FAKE_EMPTY=1
-expect 0 "" "" "$FAKE" dev
-expect 0 "[]" "" "$FAKE" -j export
-expect 0 "total mem 0" "" "$FAKE" -d export
-expect 0 "[]" "" "$FAKE" -j -d export
-expect 0 "[]" "" "$FAKE" -p listener
+for args in "export" "export show" "-d export" "listener" "listener show" \
+	    "dev" "dev show" "-d dev" "-h dev"; do
+	want=""
+	[ "$args" = "-d export" ] && want="total mem 0"
+	# shellcheck disable=SC2086
+	expect 0 "$want" "" "$FAKE" $args
+	for o in -j -p "-j -d" "-p -d" "-j -h"; do
+		# shellcheck disable=SC2086
+		expect 0 "[]" "" "$FAKE" $o $args
+	done
+done
 # Exports without sessions: an empty session_list.
 export RMBD_FAKE_EMPTY=sessions
 expect 0 "$exports_text"$'\n'"total mem 1082130432" "" "$FAKE" -d export
