@@ -302,6 +302,14 @@ const char *rmbd_leg_state_name(uint8_t state);
 #define RMBD_EVENTS_TARGET	0x2u	/* session events of rmbd-target */
 #define RMBD_EVENTS_ALL		(RMBD_EVENTS_CLIENT | RMBD_EVENTS_TARGET)
 
+/*
+ * After a call failed with -ENOENT: the modules whose netlink family it
+ * did not find, as RMBD_EVENTS_CLIENT (rmbd-client) and
+ * RMBD_EVENTS_TARGET (rmbd-target) bits; 0 when something else was not
+ * found (an export, a device) or the call did not fail so.
+ */
+unsigned int rmbd_missing_modules(const struct rmbd_ctx *ctx);
+
 /* A session of the target, as its events and rmbd_session_list() see it. */
 struct rmbd_session_info {
 	uint64_t id;			/* as the target's kernel log prints it */

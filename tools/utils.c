@@ -30,10 +30,24 @@ int usage_error(const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
-/* "failed to <what>: <strerror>[: <kernel message>]" */
+/*
+ * "failed to <what>: <strerror>[: <kernel message>]"; for a module that
+ * is not loaded, "failed to <what>: <the library's message> (modprobe
+ * <module>)".
+ */
 int request_error(struct rmbd_ctx *ctx, const char *what, int err)
 {
+	unsigned int missing = err == -ENOENT ? rmbd_missing_modules(ctx) : 0;
 	const char *msg = rmbd_errmsg(ctx);
+
+	if (missing) {
+		fprintf(stderr, "rmbd: failed to %s: %s (modprobe %s)\n", what,
+			msg, missing == RMBD_EVENTS_ALL ?
+			"-a rmbd-client rmbd-target" :
+			missing == RMBD_EVENTS_CLIENT ? "rmbd-client" :
+			"rmbd-target");
+		return EXIT_FAIL;
+	}
 
 	fprintf(stderr, "rmbd: failed to %s: %s", what, strerror(-err));
 	if (msg && *msg)

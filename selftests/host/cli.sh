@@ -6,7 +6,8 @@
 #  - help: exit 0;
 #  - text and JSON output, and the values passed to librmbd, through
 #    rmbd-fake (the CLI linked with fake_librmbd.c);
-#  - a request without the modules: exit 1 and "not loaded".
+#  - a request without the modules: exit 1, "not loaded" and how to load
+#    them.
 
 here=$(cd "$(dirname "$0")" && pwd)
 RMBD=${RMBD:-$here/../../tools/rmbd}
@@ -1042,15 +1043,15 @@ same_keys -d monitor count 11
 export RMBD_FAKE_MODULES=client
 expect 0 "$(echo "$events_text" | grep '^dev' | head -n 2)" "" \
 	"$FAKE" monitor count 2
-expect 1 "" "rmbd: failed to monitor: No such file or directory: kernel module rmbd-target is not loaded" \
+expect 1 "" "rmbd: failed to monitor: kernel module rmbd-target is not loaded (modprobe rmbd-target)" \
 	"$FAKE" monitor session
 export RMBD_FAKE_MODULES=target
 expect 0 "$(echo "$events_text" | grep '^session' | head -n 2)" "$lost" \
 	"$FAKE" monitor count 2
-expect 1 "" "rmbd: failed to monitor: No such file or directory: kernel module rmbd-client is not loaded" \
+expect 1 "" "rmbd: failed to monitor: kernel module rmbd-client is not loaded (modprobe rmbd-client)" \
 	"$FAKE" -j monitor dev count 1
 export RMBD_FAKE_MODULES=none
-expect 1 "" "rmbd: failed to monitor: No such file or directory: neither rmbd-client nor rmbd-target is loaded" \
+expect 1 "" "rmbd: failed to monitor: neither rmbd-client nor rmbd-target is loaded (modprobe -a rmbd-client rmbd-target)" \
 	"$FAKE" monitor
 unset RMBD_FAKE_MODULES
 
@@ -1126,28 +1127,52 @@ expect 0 '[
 unset RMBD_FAKE_EMPTY
 
 # The real library, without the modules
+# (each: the library's message and how to load the module).
+hint_target="kernel module rmbd-target is not loaded (modprobe rmbd-target)"
+hint_client="kernel module rmbd-client is not loaded (modprobe rmbd-client)"
 if [ -d /sys/module/rmbd_target ]; then
-	skip "export show without rmbd-target" "rmbd_target is loaded"
-	skip "export add without rmbd-target" "rmbd_target is loaded"
+	skip "requests without rmbd-target" "rmbd_target is loaded"
 else
-	expect 1 "" "rmbd: failed to list exports: No such file or directory: kernel module rmbd-target is not loaded" \
+	expect 1 "" "rmbd: failed to list exports: $hint_target" \
 		"$RMBD" export show
-	expect 1 "" "rmbd: failed to add export: No such file or directory: kernel module rmbd-target is not loaded" \
+	expect 1 "" "rmbd: failed to show export: $hint_target" \
+		"$RMBD" -d export show foo
+	expect 1 "" "rmbd: failed to add export: $hint_target" \
 		"$RMBD" -j export add foo size 1G
+	expect 1 "" "rmbd: failed to delete export: $hint_target" \
+		"$RMBD" export del foo
+	expect 1 "" "rmbd: failed to add host: $hint_target" \
+		"$RMBD" export host add foo h
+	expect 1 "" "rmbd: failed to list listeners: $hint_target" \
+		"$RMBD" listener
+	expect 1 "" "rmbd: failed to add listener: $hint_target" \
+		"$RMBD" listener add 10.0.0.1
+	expect 1 "" "rmbd: failed to monitor: $hint_target" \
+		"$RMBD" monitor session count 1
 fi
 if [ -d /sys/module/rmbd_client ]; then
-	skip "dev show without rmbd-client" "rmbd_client is loaded"
-	skip "monitor dev without rmbd-client" "rmbd_client is loaded"
+	skip "requests without rmbd-client" "rmbd_client is loaded"
 else
-	expect 1 "" "rmbd: failed to list devices: No such file or directory: kernel module rmbd-client is not loaded" \
-		"$RMBD" dev
-	expect 1 "" "rmbd: failed to monitor: No such file or directory: kernel module rmbd-client is not loaded" \
+	expect 1 "" "rmbd: failed to list devices: $hint_client" "$RMBD" dev
+	expect 1 "" "rmbd: failed to show device: $hint_client" \
+		"$RMBD" dev show rmbd0
+	expect 1 "" "rmbd: failed to disconnect device: $hint_client" \
+		"$RMBD" dev disconnect rmbd0
+	echo h1 >"$tmp/hostid"
+	expect 1 "" "rmbd: failed to connect device: $hint_client" \
+		env RMBD_HOSTID_FILE="$tmp/hostid" \
+		"$RMBD" dev connect addr 10.0.0.1 export foo
+	expect 1 "" "rmbd: failed to monitor: $hint_client" \
 		"$RMBD" monitor dev count 1
 fi
+# Another thing not found is no module: its errno is told.
+expect 1 "" "rmbd: failed to connect device: No such file or directory: this machine has no host identity: write one to /etc/rmbd/hostid" \
+	env RMBD_HOSTID_FILE=/nonexistent RMBD_MACHINE_ID_FILE=/nonexistent \
+	"$RMBD" dev connect addr 10.0.0.1 export foo
 if [ -d /sys/module/rmbd_client ] || [ -d /sys/module/rmbd_target ]; then
 	skip "monitor without either module" "one is loaded"
 else
-	expect 1 "" "rmbd: failed to monitor: No such file or directory: neither rmbd-client nor rmbd-target is loaded" \
+	expect 1 "" "rmbd: failed to monitor: neither rmbd-client nor rmbd-target is loaded (modprobe -a rmbd-client rmbd-target)" \
 		"$RMBD" -j monitor
 fi
 

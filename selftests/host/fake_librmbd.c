@@ -30,6 +30,7 @@
 
 struct rmbd_ctx {
 	char errmsg[128];
+	unsigned int missing;	/* modules rmbd_events_subscribe() missed */
 	unsigned int ev_joined;
 	int ev_pipe[2];		/* one byte per event left to receive */
 	size_t ev_next;		/* in fake_events */
@@ -160,6 +161,11 @@ const char *rmbd_version(void)
 const char *rmbd_errmsg(const struct rmbd_ctx *ctx)
 {
 	return ctx->errmsg;
+}
+
+unsigned int rmbd_missing_modules(const struct rmbd_ctx *ctx)
+{
+	return ctx->missing;
 }
 
 int rmbd_export_add(struct rmbd_ctx *ctx, const char *name, uint64_t size,
@@ -592,6 +598,7 @@ int rmbd_events_subscribe(struct rmbd_ctx *ctx, unsigned int which,
 			 which == RMBD_EVENTS_CLIENT ?
 			 "kernel module rmbd-client is not loaded" :
 			 "kernel module rmbd-target is not loaded");
+		ctx->missing = which & ~loaded;
 		if (joined)
 			*joined = ctx->ev_joined;
 		return -ENOENT;
