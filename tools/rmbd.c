@@ -42,7 +42,7 @@ static void main_help(FILE *f)
 	      "where  OBJECT := { export | listener | dev | monitor | host |\n"
 	      "                   secret }\n"
 	      "       OPTIONS := { -j[son] | -p[retty] | -d[etails] | -s[tats] |\n"
-	      "                    -h[uman] | -V[ersion] | -help }\n"
+	      "                    -h[uman] | -t[imestamp] | -V[ersion] | -help }\n"
 	      "       An option is -NAME, --NAME or a unique prefix of either "
 	      "(-det);\n"
 	      "       letters go together after one dash (-jd).\n", f);
@@ -132,8 +132,8 @@ static void print_versions(void)
 
 /* The options before the object. */
 enum global_opt {
-	OPT_JSON, OPT_PRETTY, OPT_DETAILS, OPT_STATS, OPT_HUMAN, OPT_VERSION,
-	OPT_HELP,
+	OPT_JSON, OPT_PRETTY, OPT_DETAILS, OPT_STATS, OPT_HUMAN, OPT_TIMESTAMP,
+	OPT_VERSION, OPT_HELP,
 };
 
 /*
@@ -146,6 +146,7 @@ static const char *const opt_names[] = {
 	[OPT_DETAILS]	= "details",
 	[OPT_STATS]	= "stats",
 	[OPT_HUMAN]	= "human",
+	[OPT_TIMESTAMP]	= "timestamp",
 	[OPT_VERSION]	= "version",
 	[OPT_HELP]	= "help",
 	NULL
@@ -157,6 +158,7 @@ static const char opt_letters[] = {
 	[OPT_DETAILS]	= 'd',
 	[OPT_STATS]	= 's',
 	[OPT_HUMAN]	= 'h',
+	[OPT_TIMESTAMP]	= 't',
 	[OPT_VERSION]	= 'V',
 	[OPT_HELP]	= '\0',
 };
@@ -190,6 +192,9 @@ static int apply_opt(int o)
 		break;
 	case OPT_HUMAN:
 		opt.human = true;
+		break;
+	case OPT_TIMESTAMP:
+		opt.timestamp = true;
 		break;
 	case OPT_VERSION:
 		print_versions();

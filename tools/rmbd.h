@@ -25,6 +25,8 @@ struct rmbd_opts {
 	bool stats;
 	/* -h: sizes in text in binary units */
 	bool human;
+	/* -t: monitor stamps each event with the time it came */
+	bool timestamp;
 };
 
 extern struct rmbd_opts opt;

@@ -1039,6 +1039,58 @@ same_keys -d dev show rmbd7
 same_keys monitor count 11
 same_keys -d monitor count 11
 
+# -t[imestamp]: each event stamped with the local time it came, as RFC
+# 3339 with microseconds: first in text, in brackets; the first key in
+# JSON.  Other commands take no stamp.
+ts_re='[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}'
+# stamps_ok FILE ZONE BEFORE AFTER: each stamp in ZONE, within the run.
+stamps_ok() {
+	local t s
+	while read -r t; do
+		[[ $t =~ ^${ts_re}$2$ ]] || return 1
+		s=$(date -u -d "$t" +%s) || return 1
+		[ "$s" -ge "$3" ] && [ "$s" -le "$4" ] || return 1
+	done <"$1"
+}
+for o in -t -timestamp --timestamp -ti -tj; do
+	before=$(date +%s)
+	TZ=UTC "$FAKE" $o monitor count 11 >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	after=$(date +%s)
+	if [ "$o" = -tj ]; then
+		want=$events_json
+		jq -r .timestamp "$tmp/out" >"$tmp/stamps"
+		firsts=$(jq -r 'keys_unsorted[0]' "$tmp/out" | sort -u)
+		got=$(jq -c 'del(.timestamp)' "$tmp/out")
+	else
+		want=$events_text
+		sed -E 's/^\[([^]]*)\] .*/\1/' "$tmp/out" >"$tmp/stamps"
+		firsts=timestamp
+		got=$(sed -E "s/^\[$ts_re\+00:00\] //" "$tmp/out")
+	fi
+	if [ "$rc" = 0 ] && [ "$got" = "$want" ] &&
+	   [ "$(wc -l <"$tmp/stamps")" = 11 ] && [ "$firsts" = timestamp ] &&
+	   stamps_ok "$tmp/stamps" '\+00:00' "$before" "$((after + 1))"; then
+		pass "monitor $o: each event stamped, first"
+	else
+		fail "monitor $o: each event stamped, first"
+		sed 's/^/# /' "$tmp/out" "$tmp/err"
+	fi
+done
+# The zone's offset, also of half hours, as +hh:mm.
+for zone in "IST-5:30 +05:30" "NST+3:30 -03:30"; do
+	TZ=${zone% *} "$FAKE" -t monitor count 1 >"$tmp/out"
+	sed -E 's/^\[([^]]*)\] .*/\1/' "$tmp/out" >"$tmp/stamps"
+	if stamps_ok "$tmp/stamps" "\\${zone#* }" 0 "$(( $(date +%s) + 1 ))"; then
+		pass "monitor -t: offset ${zone#* } in TZ=${zone% *}"
+	else
+		fail "monitor -t: offset ${zone#* } in TZ=${zone% *}"
+		sed 's/^/# /' "$tmp/out"
+	fi
+done
+expect 0 "$listeners_text" "" "$FAKE" -t listener
+expect 0 "$listeners_json" "" "$FAKE" -tj listener
+
 # A family whose module is missing is skipped; none: exit 1.
 export RMBD_FAKE_MODULES=client
 expect 0 "$(echo "$events_text" | grep '^dev' | head -n 2)" "" \
