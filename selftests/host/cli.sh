@@ -277,6 +277,15 @@ else
 	fail "dev help gives the reconnect_delay and loss_timeout ranges"
 fi
 
+for obj in listener dev; do
+	if "$RMBD" $obj help | grep -q 'link-local IPv6' &&
+	   "$RMBD" $obj help | grep -q 'fe80::1%eth0'; then
+		pass "$obj help gives scoped addresses"
+	else
+		fail "$obj help gives scoped addresses"
+	fi
+done
+
 "$RMBD" export help >"$tmp/out"
 if grep -q '^ .*\[ shared \] \[ read_only \]$' "$tmp/out" &&
    grep -q 'unless it is$' "$tmp/out" &&
@@ -622,6 +631,48 @@ open
 listener_add 10.0.0.9 0 4
 open
 listener_del 10.200.0.1 7470" "listener calls"
+
+# Scoped IPv6 addresses, as the kernel takes them for rdma_cm: a
+# link-local address with an interface that exists, or its index; they
+# reach the library as given.
+log_reset
+expect 0 "" "" "$FAKE" listener add fe80::1%lo
+expect 0 '{"addr":"fe80::2%1","port":7470,"max_sessions":128,"sessions":0}' "" \
+	"$FAKE" -j listener add fe80::2%1
+expect 0 "" "" "$FAKE" listener del fe80::1%lo port 7470
+expect 0 "rmbd7" "" "$FAKE" dev connect addr fe80::1%lo export foo
+expect 0 "rmbd7" "" "$FAKE" dev connect addr fe80::1%lo export m0 \
+	addr FE80::2%4294967295 export m1
+expect 0 "" "" "$FAKE" dev replace rmbd0 1 with addr fe80::3%lo export m2
+log_is "open
+listener_add fe80::1%lo 0 0
+open
+listener_add fe80::2%1 0 0
+open
+listener_del fe80::1%lo 7470
+open
+dev_connect fe80::1%lo 0 foo 0 0 0 0 - 0 0 - 0
+open
+dev_connect legs fe80::1%lo 0 m0 + FE80::2%4294967295 0 m1 layout 0 0 0 0 0 0 - 0 0 - 0
+open
+dev_replace 0 1 fe80::3%lo 0 m2" "scoped addresses reach the library as given"
+usage listener "invalid address 'fe80::1%no-such-if0': no interface 'no-such-if0'" \
+	listener add fe80::1%no-such-if0
+usage listener "invalid address 'fe80::1%0': an interface index is 1-4294967295" \
+	listener add fe80::1%0
+usage listener "invalid address 'fe80::1%4294967296': an interface index is 1-4294967295" \
+	listener del fe80::1%4294967296
+usage listener "invalid address 'fe80::1%'" listener add fe80::1%
+usage listener "invalid address 'fe80::1%lo%lo'" listener add fe80::1%lo%lo
+usage listener "invalid address 'fe80::1%a/b'" listener add fe80::1%a/b
+usage listener "invalid address 'fe80::1%0123456789abcdef'" \
+	listener add fe80::1%0123456789abcdef
+usage listener "invalid address 'fd00::1%lo': only a link-local IPv6 address (fe80::/10) takes a scope" \
+	listener add fd00::1%lo
+usage dev "invalid address '10.0.0.1%lo': only a link-local IPv6 address (fe80::/10) takes a scope" \
+	dev connect addr 10.0.0.1%lo export foo
+usage dev "invalid address 'fe80::1%no-such-if0': no interface 'no-such-if0'" \
+	dev replace rmbd0 1 with addr fe80::1%no-such-if0 export foo
 
 # Options, as iproute2 takes them: -NAME, --NAME, a unique prefix of
 # either in any case, a letter alone, letters bundled after one dash.
