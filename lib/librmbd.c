@@ -49,6 +49,12 @@ static const struct rmbd_family {
 	},
 };
 
+/* Each family's bit in the RMBD_EVENTS_* masks */
+static const unsigned int rmbd_event_bit[RMBD_NR_FAMILIES] = {
+	[RMBD_FAM_TARGET]	= RMBD_EVENTS_TARGET,
+	[RMBD_FAM_CLIENT]	= RMBD_EVENTS_CLIENT,
+};
+
 #define RMBD_MAX_ATTR \
 	((int)RMBD_TARGET_ATTR_MAX > (int)RMBD_CLIENT_ATTR_MAX ? \
 	 (int)RMBD_TARGET_ATTR_MAX : (int)RMBD_CLIENT_ATTR_MAX)
@@ -60,6 +66,8 @@ struct rmbd_ctx {
 	struct nl_sock *sk;
 	int family[RMBD_NR_FAMILIES];	/* 0: not resolved yet */
 	char errmsg[256];
+	/* RMBD_EVENTS_* bits: the families not found, by the failed call */
+	unsigned int missing;
 	int64_t err_offs;	/* the ext ack's offset of the bad attribute */
 
 	/* Events: a socket of their own, and the datagram being read. */
@@ -94,6 +102,13 @@ static void rmbd_set_errmsg(struct rmbd_ctx *ctx, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(ctx->errmsg, sizeof(ctx->errmsg), fmt, ap);
 	va_end(ap);
+}
+
+/* No error message, no module found missing. */
+static void rmbd_err_clear(struct rmbd_ctx *ctx)
+{
+	ctx->errmsg[0] = '\0';
+	ctx->missing = 0;
 }
 
 static int rmbd_nlerr_to_errno(int nlerr)
@@ -240,6 +255,7 @@ static int rmbd_resolve(struct rmbd_ctx *ctx, enum rmbd_family_id fam)
 	if (id == -NLE_OBJ_NOTFOUND) {
 		rmbd_set_errmsg(ctx, "kernel module %s is not loaded",
 				rmbd_families[fam].module);
+		ctx->missing |= rmbd_event_bit[fam];
 		return -ENOENT;
 	}
 	if (id < 0)
@@ -254,7 +270,7 @@ static int rmbd_msg_new(struct rmbd_ctx *ctx, enum rmbd_family_id fam,
 	struct nl_msg *msg;
 	int id;
 
-	ctx->errmsg[0] = '\0';
+	rmbd_err_clear(ctx);
 	ctx->err_offs = -1;
 	id = rmbd_resolve(ctx, fam);
 	if (id < 0)
@@ -417,6 +433,11 @@ const char *rmbd_errmsg(const struct rmbd_ctx *ctx)
 	return ctx ? ctx->errmsg : "";
 }
 
+unsigned int rmbd_missing_modules(const struct rmbd_ctx *ctx)
+{
+	return ctx ? ctx->missing : 0;
+}
+
 /* Target: exports. */
 
 static int rmbd_parse_export(struct nlattr **tb, void *arg)
@@ -510,7 +531,7 @@ int rmbd_export_create(struct rmbd_ctx *ctx,
 	int ret;
 
 	if (!opts || !opts->name || (opts->nr_hosts && !opts->hosts)) {
-		ctx->errmsg[0] = '\0';
+		rmbd_err_clear(ctx);
 		return -EINVAL;
 	}
 	ret = rmbd_msg_new(ctx, RMBD_FAM_TARGET, RMBD_TARGET_CMD_EXPORT_ADD,
@@ -1025,13 +1046,14 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 	int ret;
 
 	if (!opts || !rmbd_legs_valid(opts)) {
-		ctx->errmsg[0] = '\0';
+		rmbd_err_clear(ctx);
 		return -EINVAL;
 	}
 	o = *opts;
 	if (!o.host) {
 		ret = rmbd_host_default(host, sizeof(host));
 		if (ret) {
+			rmbd_err_clear(ctx);
 			snprintf(ctx->errmsg, sizeof(ctx->errmsg),
 				 ret == -ENOENT ?
 				 "this machine has no host identity: write one to /etc/rmbd/hostid" :
@@ -1110,7 +1132,7 @@ int rmbd_dev_replace(struct rmbd_ctx *ctx, uint32_t index, uint32_t leg,
 	int ret;
 
 	if (!to || !to->addr || !to->export_name) {
-		ctx->errmsg[0] = '\0';
+		rmbd_err_clear(ctx);
 		return -EINVAL;
 	}
 	ret = rmbd_dev_msg(ctx, RMBD_CLIENT_CMD_DEV_REPLACE, index, &msg);
@@ -1347,11 +1369,6 @@ const char *rmbd_leg_state_name(uint8_t state)
 
 /* Events. */
 
-static const unsigned int rmbd_event_bit[RMBD_NR_FAMILIES] = {
-	[RMBD_FAM_TARGET]	= RMBD_EVENTS_TARGET,
-	[RMBD_FAM_CLIENT]	= RMBD_EVENTS_CLIENT,
-};
-
 /* What an event may carry; strings must end in a NUL. */
 static const struct nla_policy
 rmbd_client_event_policy[RMBD_CLIENT_ATTR_MAX + 1] = {
@@ -1560,7 +1577,7 @@ int rmbd_events_subscribe(struct rmbd_ctx *ctx, unsigned int which,
 	unsigned int i, nr_missing = 0, nr_asked = 0;
 	int ret, err = 0;
 
-	ctx->errmsg[0] = '\0';
+	rmbd_err_clear(ctx);
 	if (!which || (which & ~RMBD_EVENTS_ALL)) {
 		ret = -EINVAL;
 		goto out;
@@ -1594,7 +1611,7 @@ int rmbd_events_subscribe(struct rmbd_ctx *ctx, unsigned int which,
 	}
 
 	if (ctx->ev_joined & which) {
-		ctx->errmsg[0] = '\0';
+		rmbd_err_clear(ctx);
 		ret = 0;
 	} else {
 		ret = err;
@@ -1656,7 +1673,7 @@ int rmbd_event_recv(struct rmbd_ctx *ctx, struct rmbd_event *ev,
 	ssize_t len;
 	int wait, ret;
 
-	ctx->errmsg[0] = '\0';
+	rmbd_err_clear(ctx);
 	if (!ctx->ev_joined || ctx->ev_fd < 0)
 		return -EINVAL;
 	if (!ctx->ev_buf) {

@@ -339,6 +339,14 @@ const char *rmbd_leg_state_name(uint8_t state);
 #define RMBD_EVENTS_TARGET	0x2u	/* session events of rmbd-target */
 #define RMBD_EVENTS_ALL		(RMBD_EVENTS_CLIENT | RMBD_EVENTS_TARGET)
 
+/*
+ * After a call failed with -ENOENT: the modules whose netlink family it
+ * did not find, as RMBD_EVENTS_CLIENT (rmbd-client) and
+ * RMBD_EVENTS_TARGET (rmbd-target) bits; 0 when something else was not
+ * found (an export, a device) or the call did not fail so.
+ */
+unsigned int rmbd_missing_modules(const struct rmbd_ctx *ctx);
+
 /* A session of the target, as its events and rmbd_session_list() see it. */
 struct rmbd_session_info {
 	uint64_t id;			/* as the target's kernel log prints it */
@@ -421,8 +429,9 @@ const char *rmbd_session_event_name(uint8_t event);
 /*
  * Helpers, no kernel needed.
  * rmbd_parse_size: decimal digits with an optional binary suffix K, M, G, T,
- * P or E (any case), optionally followed by "iB": "4096", "64K", "1GiB".
- * -EINVAL on junk (empty, sign, space, other suffix), -ERANGE on overflow.
+ * P or E, optionally followed by "iB", all in any case: "4096", "64K",
+ * "64k", "1GiB", "1gib".  -EINVAL on junk (empty, sign, space, fraction,
+ * other suffix), -ERANGE when the bytes do not fit in 64 bits.
  * rmbd_parse_dev: "rmbdN", "/dev/rmbdN" or "N", N decimal without leading
  * zeros; -EINVAL on junk, -ERANGE if N does not fit in 32 bits.
  */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 
@@ -57,7 +58,7 @@ int rmbd_parse_size(const char *s, uint64_t *bytes)
 	if (!pos || !*pos)
 		return -EINVAL;
 	end++;
-	if (*end && strcmp(end, "iB"))
+	if (*end && strcasecmp(end, "ib"))
 		return -EINVAL;
 
 	shift = 10 * (unsigned int)(pos - suffixes + 1);

@@ -32,13 +32,13 @@ static void print_leg(const struct rmbd_leg_info *l)
 	print_string(PRINT_ANY, "addr", "addr %s", l->addr);
 	print_u64(PRINT_ANY, "port", "port %" PRIu64, l->port);
 	print_string(PRINT_ANY, "export", "export %s", l->export_name);
-	print_u64(PRINT_ANY, "size", "size %" PRIu64, l->size);
-	print_u64(PRINT_ANY, "nr_slabs", "slabs %" PRIu64, l->nr_slabs);
-	print_u64(PRINT_ANY, "slab_size", "slab %" PRIu64, l->slab_size);
+	print_size(PRINT_ANY, "size", "size %s", l->size);
+	print_u64(PRINT_ANY, "nr_slabs", "nr_slabs %" PRIu64, l->nr_slabs);
+	print_size(PRINT_ANY, "slab_size", "slab_size %s", l->slab_size);
 	print_u64(PRINT_ANY, "reconnects", "reconnects %" PRIu64,
 		  l->nr_reconnects);
-	print_u64(l->dirty ? PRINT_ANY : PRINT_JSON, "dirty",
-		  "dirty %" PRIu64, l->dirty);
+	print_size(l->dirty ? PRINT_ANY : PRINT_JSON, "dirty", "dirty %s",
+		   l->dirty);
 	print_close_object();
 }
 
@@ -68,11 +68,12 @@ static void print_placement(const struct rmbd_dev_info *d)
 	if (!print_is_json())
 		fputs("    placement: ", stdout);
 	print_open_object_key("placement");
-	print_u64(PRINT_ANY, "extent_size", "extent %" PRIu64, d->extent_size);
+	print_size(PRINT_ANY, "extent_size", "extent_size %s",
+		   d->extent_size);
 	print_u64(PRINT_ANY, "extents", "extents %" PRIu64, extents);
-	print_u64(PRINT_ANY, "period", "repeat every %" PRIu64, period);
-	print_u64(PRINT_ANY, "period_leg_bytes", "advancing %" PRIu64,
-		  period * d->copies / d->nr_legs * d->extent_size);
+	print_u64(PRINT_ANY, "period", "period %" PRIu64, period);
+	print_size(PRINT_ANY, "period_leg_bytes", "period_leg_bytes %s",
+		   period * d->copies / d->nr_legs * d->extent_size);
 	if (!print_is_json())
 		print_close_object();
 	print_open_array_key("pattern");
@@ -81,7 +82,7 @@ static void print_placement(const struct rmbd_dev_info *d)
 			fputs("      ", stdout);
 		print_open_object();
 		print_u64(PRINT_ANY, "extent", "extent %" PRIu64, e);
-		print_u64(PRINT_ANY, "start", "at %" PRIu64, e * d->extent_size);
+		print_size(PRINT_ANY, "start", "start %s", e * d->extent_size);
 		print_open_array_key("copies");
 		for (k = 0; k < d->copies; k++) {
 			if (rmbd_dev_place(d, e, k, &leg, &offset))
@@ -89,7 +90,7 @@ static void print_placement(const struct rmbd_dev_info *d)
 			if (print_is_json())
 				print_open_object();
 			print_u64(PRINT_ANY, "leg", "leg %" PRIu64, leg);
-			print_u64(PRINT_ANY, "offset", "offset %" PRIu64, offset);
+			print_size(PRINT_ANY, "offset", "offset %s", offset);
 			if (print_is_json())
 				print_close_object();
 		}
@@ -155,7 +156,7 @@ static void print_dev(const struct rmbd_dev_info *d)
 	print_open_object();
 	print_u64(PRINT_JSON, "index", NULL, d->index);
 	print_string(PRINT_ANY, "name", "%s:", d->name);
-	print_u64(PRINT_ANY, "size", "size %" PRIu64, d->size);
+	print_size(PRINT_ANY, "size", "size %s", d->size);
 	print_string(PRINT_ANY, "state", "state %s",
 		     rmbd_dev_state_name(d->state));
 	print_string(PRINT_ANY, "addr", "addr %s", d->addr);
@@ -163,7 +164,7 @@ static void print_dev(const struct rmbd_dev_info *d)
 	print_string(PRINT_ANY, "export", "export %s", d->export_name);
 	print_u64(PRINT_ANY, "queues", "queues %" PRIu64, d->nr_io_queues);
 	print_u64(print_unless_default(!d->nr_poll_queues),
-		  "poll_queues", "pollq %" PRIu64, d->nr_poll_queues);
+		  "poll_queues", "poll_queues %" PRIu64, d->nr_poll_queues);
 	print_u64(PRINT_ANY, "depth", "depth %" PRIu64, d->queue_depth);
 	print_u64(print_unless_default(d->reconnect_delay ==
 				       RMBD_DEFAULT_RECONNECT_DELAY),
@@ -179,8 +180,8 @@ static void print_dev(const struct rmbd_dev_info *d)
 		     d->host);
 	print_bool(PRINT_ANY, "auth", "auth", d->auth);
 	print_bool(PRINT_ANY, "read_only", "read_only", d->read_only);
-	print_u64(opt.details ? PRINT_ANY : PRINT_JSON, "slab_size",
-		  "slab %" PRIu64, d->slab_size);
+	print_size(opt.details ? PRINT_ANY : PRINT_JSON, "slab_size",
+		   "slab_size %s", d->slab_size);
 	/* A device of one leg has no copies to speak of, in text */
 	print_string(d->nr_legs > 1 ? PRINT_ANY : PRINT_JSON, "layout",
 		     "layout %s", rmbd_layout_name(d->layout));
@@ -220,7 +221,10 @@ static void dev_help(FILE *f)
 		"       rmbd dev help\n"
 		"where  LEG := addr ADDR export NAME [ port PORT ]\n"
 		"       DEV := rmbdN | /dev/rmbdN | N\n"
-		"       ADDR := the target's IPv4 or IPv6 address\n"
+		"       ADDR := the target's IPv4 or IPv6 address; a link-local "
+		"IPv6 one with\n"
+		"               its scope, an interface's name or index: "
+		"fe80::1%%eth0\n"
 		"       PORT := 1-65535, default %d\n"
 		"       LEG: a target's export; with several (at most %d), "
 		"each holds a copy\n"

@@ -43,18 +43,18 @@ static void print_export(const struct rmbd_export_info *e)
 
 	print_open_object();
 	print_string(PRINT_ANY, "name", "export %s", e->name);
-	print_u64(PRINT_ANY, "size", "size %" PRIu64, e->size);
-	print_u64(PRINT_ANY, "slab_size", "slab %" PRIu64, e->slab_size);
-	print_u64(PRINT_ANY, "nr_slabs", "slabs %" PRIu64, e->nr_slabs);
+	print_size(PRINT_ANY, "size", "size %s", e->size);
+	print_size(PRINT_ANY, "slab_size", "slab_size %s", e->slab_size);
+	print_u64(PRINT_ANY, "nr_slabs", "nr_slabs %" PRIu64, e->nr_slabs);
 	print_u64(PRINT_ANY, "sessions", "sessions %" PRIu64, e->sessions);
 	print_u64(PRINT_ANY, "mapped", "mapped %" PRIu64, e->mapped);
-	print_u64(PRINT_ANY, "mem", "mem %" PRIu64, e->mem);
+	print_size(PRINT_ANY, "mem", "mem %s", e->mem);
 	print_bool(PRINT_ANY, "any_host", "any_host", e->any_host);
 	print_bool(PRINT_ANY, "shared", "shared", e->shared);
 	print_bool(PRINT_ANY, "read_only", "read_only", e->read_only);
 	print_strings("hosts", "hosts", e->hosts[0], sizeof(e->hosts[0]),
 		      e->nr_hosts);
-	print_strings("auth_hosts", "auth", e->auth_hosts[0],
+	print_strings("auth_hosts", "auth_hosts", e->auth_hosts[0],
 		      sizeof(e->auth_hosts[0]), e->nr_auth_hosts);
 	if (!export_sessions) {
 		print_close_object();
@@ -88,8 +88,8 @@ static void export_help(FILE *f)
 		"       rmbd export help\n"
 		"where  NAME := 1-%d characters of [A-Za-z0-9._-], not "
 		"starting with '.'\n"
-		"       SIZE := NUMBER[K|M|G|T|P|E][iB], binary multiples "
-		"(1K = 1024)\n"
+		"       SIZE := NUMBER[K|M|G|T|P|E][iB], any case, binary "
+		"multiples (1K = 1024)\n"
 		"       HOST := a host identity (rmbd host shows this "
 		"machine's): 1-%d characters\n"
 		"               of [A-Za-z0-9._:-], not starting with '.' "
@@ -266,8 +266,12 @@ static int export_show(int argc, char **argv)
 		for (i = 0; i < vec.n; i++)
 			print_export((struct rmbd_export_info *)vec.v + i);
 		print_close_array();
-		if (!name && opt.details && !opt.json)
-			printf("total mem %" PRIu64 "\n", total);
+		if (!name && opt.details && !opt.json) {
+			char buf[32];
+
+			format_size(buf, sizeof(buf), total, opt.human);
+			printf("total mem %s\n", buf);
+		}
 	}
 	export_sessions = NULL;
 	free(sessions.v);

@@ -29,7 +29,10 @@ static void listener_help(FILE *f)
 		"       rmbd listener del ADDR [ port PORT ]\n"
 		"       rmbd listener [ show ]\n"
 		"       rmbd listener help\n"
-		"where  ADDR := an IPv4 or IPv6 address\n"
+		"where  ADDR := an IPv4 or IPv6 address; a link-local IPv6 one "
+		"with its scope,\n"
+		"               an interface's name or index: fe80::1%%eth0, "
+		"fe80::1%%2\n"
 		"       PORT := 1-65535, default %d\n"
 		"       N    := sessions it holds at once, opened or not: 1-%d, default %d\n",
 		RMBD_DEFAULT_PORT, RMBD_MAX_SESSIONS, RMBD_LISTENER_SESSIONS);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "print.h"
 #include "rmbd.h"
@@ -25,6 +26,39 @@ static void monitor_help(FILE *f)
 	      "SIGINT or SIGTERM\n", f);
 }
 
+/*
+ * -t: the local time now, as RFC 3339 with microseconds
+ * ("2025-06-01T14:03:07.123456+02:00"), into buf; "" without -t.
+ */
+static void event_time(char *buf, size_t len)
+{
+	struct timespec now;
+	struct tm tm;
+	char zone[8];
+	size_t n;
+
+	buf[0] = '\0';
+	if (!opt.timestamp)
+		return;
+	clock_gettime(CLOCK_REALTIME, &now);
+	localtime_r(&now.tv_sec, &tm);
+	n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (!n || strftime(zone, sizeof(zone), "%z", &tm) != 5)
+		return;
+	/* +hhmm: RFC 3339 wants +hh:mm */
+	snprintf(buf + n, len - n, ".%06ld%.3s:%s", now.tv_nsec / 1000, zone,
+		 zone + 3);
+}
+
+/* With -t: "timestamp" in JSON, first; "[TIME]" first in text. */
+static void print_timestamp(const char *ts)
+{
+	if (!*ts)
+		return;
+	print_string(PRINT_JSON, "timestamp", NULL, ts);
+	print_string(PRINT_TEXT, NULL, "[%s]", ts);
+}
+
 /* In text, the fields of dev show that monitor prints only with -d. */
 static enum print_mode print_detail(void)
 {
@@ -37,12 +71,13 @@ static enum print_mode print_detail(void)
  * not in the line, their number and the spares' are).  JSON: "type",
  * "event" and every key of dev show, "legs" and "spares" among them.
  */
-static void print_dev_event(const struct rmbd_event *ev)
+static void print_dev_event(const struct rmbd_event *ev, const char *ts)
 {
 	const struct rmbd_dev_info *d = &ev->dev;
 	const char *name = rmbd_dev_event_name(ev->event);
 
 	print_open_object();
+	print_timestamp(ts);
 	print_string(PRINT_JSON, "type", NULL, "dev");
 	print_string(PRINT_JSON, "event", NULL, name);
 	print_u64(PRINT_JSON, "index", NULL, d->index);
@@ -53,10 +88,10 @@ static void print_dev_event(const struct rmbd_event *ev)
 	print_string(PRINT_ANY, "addr", "addr %s", d->addr);
 	print_u64(PRINT_ANY, "port", "port %" PRIu64, d->port);
 	print_string(PRINT_ANY, "export", "export %s", d->export_name);
-	print_u64(print_detail(), "size", "size %" PRIu64, d->size);
+	print_size(print_detail(), "size", "size %s", d->size);
 	print_u64(print_detail(), "queues", "queues %" PRIu64,
 		  d->nr_io_queues);
-	print_u64(print_detail(), "poll_queues", "pollq %" PRIu64,
+	print_u64(print_detail(), "poll_queues", "poll_queues %" PRIu64,
 		  d->nr_poll_queues);
 	print_u64(print_detail(), "depth", "depth %" PRIu64, d->queue_depth);
 	print_u64(print_detail(), "reconnect_delay",
@@ -70,7 +105,8 @@ static void print_dev_event(const struct rmbd_event *ev)
 		     "host %s", d->host);
 	print_bool(print_detail(), "auth", "auth", d->auth);
 	print_bool(print_detail(), "read_only", "read_only", d->read_only);
-	print_u64(print_detail(), "slab_size", "slab %" PRIu64, d->slab_size);
+	print_size(print_detail(), "slab_size", "slab_size %s",
+		   d->slab_size);
 	print_string(d->nr_legs > 1 ? print_detail() : PRINT_JSON, "layout",
 		     "layout %s", rmbd_layout_name(d->layout));
 	print_u64(d->layout == RMBD_LAYOUT_POOL ? print_detail() : PRINT_JSON,
@@ -94,7 +130,7 @@ static void print_dev_event(const struct rmbd_event *ev)
  * kernel log prints it, and a string in JSON (a number would not survive
  * parsers that read numbers as doubles).
  */
-static void print_session_event(const struct rmbd_event *ev)
+static void print_session_event(const struct rmbd_event *ev, const char *ts)
 {
 	const struct rmbd_session_info *s = &ev->session;
 	const char *name = rmbd_session_event_name(ev->event);
@@ -102,6 +138,7 @@ static void print_session_event(const struct rmbd_event *ev)
 
 	snprintf(id, sizeof(id), "%" PRIx64, s->id);
 	print_open_object();
+	print_timestamp(ts);
 	print_string(PRINT_JSON, "type", NULL, "session");
 	print_string(PRINT_JSON, "event", NULL, name);
 	print_string(PRINT_ANY, "id", "session %s", id);
@@ -147,6 +184,7 @@ static void monitor_signals(sigset_t *old)
 
 static int monitor_loop(struct rmbd_ctx *ctx, uint32_t count)
 {
+	char ts[64];
 	struct rmbd_event ev;
 	uint32_t seen = 0;
 	sigset_t waitmask;
@@ -161,10 +199,11 @@ static int monitor_loop(struct rmbd_ctx *ctx, uint32_t count)
 	while (!monitor_stop && (!count || seen < count)) {
 		ret = rmbd_event_recv(ctx, &ev, 0);
 		if (ret == 1) {
+			event_time(ts, sizeof(ts));
 			if (ev.family == RMBD_EVENTS_CLIENT)
-				print_dev_event(&ev);
+				print_dev_event(&ev, ts);
 			else
-				print_session_event(&ev);
+				print_session_event(&ev, ts);
 			if (fflush(stdout) == EOF) {
 				fprintf(stderr, "rmbd: failed to write: %s\n",
 					strerror(errno));

@@ -13,15 +13,17 @@
 static struct {
 	bool json;
 	bool pretty;
+	bool human;
 	int depth;
 	bool first[PRINT_MAX_DEPTH + 1];	/* no member yet at depth */
 	bool text_first;			/* no field yet on the line */
 } pr;
 
-void print_init(bool json, bool pretty)
+void print_init(bool json, bool pretty, bool human)
 {
 	pr.json = json;
 	pr.pretty = pretty;
+	pr.human = human;
 	pr.depth = 0;
 	pr.first[0] = true;
 	pr.text_first = true;
@@ -242,5 +244,69 @@ void print_strings(const char *key, const char *word, const char *v,
 		fputs(word, stdout);
 		for (i = 0; i < n; i++)
 			printf("%c%s", i ? ',' : ' ', v + i * stride);
+	}
+}
+
+/*
+ * Human: in the largest binary unit (K, M, G, T, P, E) in which it is at
+ * least 1, rounded to three significant digits or to whole units,
+ * whichever is finer, without trailing zeros: 512, 64K, 1.5G, 1.01G, 16G,
+ * 1023M.
+ */
+void format_size(char *buf, size_t len, uint64_t bytes, bool human)
+{
+	static const char units[] = "KMGTPE";
+	unsigned int u = 0, shift = 10, sh, scale, decimals;
+	uint64_t whole, frac, r;
+
+	if (!human || bytes < 1024) {
+		snprintf(buf, len, "%" PRIu64, bytes);
+		return;
+	}
+	while (u < sizeof(units) - 2 && bytes >> (shift + 10)) {
+		u++;
+		shift += 10;
+	}
+	whole = bytes >> shift;
+	decimals = whole < 10 ? 2 : whole < 100 ? 1 : 0;
+	scale = decimals == 2 ? 100 : decimals == 1 ? 10 : 1;
+	/* The part below the unit, to 20 bits: enough to round it */
+	r = bytes & ((1ULL << shift) - 1);
+	sh = shift;
+	if (sh > 20) {
+		r >>= sh - 20;
+		sh = 20;
+	}
+	frac = (r * scale + (1ULL << (sh - 1))) >> sh;
+	if (frac == scale) {
+		whole++;
+		frac = 0;
+	}
+	if (whole == 1024 && u < sizeof(units) - 2) {
+		whole = 1;
+		u++;
+	}
+	while (decimals && frac % 10 == 0) {
+		frac /= 10;
+		decimals--;
+	}
+	if (decimals)
+		snprintf(buf, len, "%" PRIu64 ".%0*" PRIu64 "%c", whole,
+			 (int)decimals, frac, units[u]);
+	else
+		snprintf(buf, len, "%" PRIu64 "%c", whole, units[u]);
+}
+
+/* A number of bytes: in JSON always exact; in text as format_size(). */
+void print_size(enum print_mode mode, const char *key, const char *fmt,
+		uint64_t val)
+{
+	char buf[32];
+
+	if (pr.json) {
+		print_u64(mode, key, fmt, val);
+	} else if (text_field(mode, fmt)) {
+		format_size(buf, sizeof(buf), val, pr.human);
+		printf(fmt, buf);
 	}
 }

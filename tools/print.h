@@ -15,7 +15,8 @@ enum print_mode {
 	PRINT_JSON,	/* JSON only */
 };
 
-void print_init(bool json, bool pretty);
+/* human: sizes in text in binary units (print_size()) */
+void print_init(bool json, bool pretty, bool human);
 bool print_is_json(void);
 
 /* JSON only: [ ]. */
@@ -44,5 +45,14 @@ void print_bool(enum print_mode mode, const char *key, const char *word,
 		bool val);
 void print_u64(enum print_mode mode, const char *key, const char *fmt,
 	       uint64_t val);
+
+/*
+ * A number of bytes, fmt with %s: in text with -h as "1.5G" (see
+ * format_size()), else as a number, which JSON always has.
+ */
+void print_size(enum print_mode mode, const char *key, const char *fmt,
+		uint64_t val);
+/* bytes as text into buf: human, in binary units ("1.5G"); else digits. */
+void format_size(char *buf, size_t len, uint64_t bytes, bool human);
 
 #endif /* _RMBD_PRINT_H */

@@ -7,8 +7,8 @@
  * Exit status: 0 success, 1 a request failed, 2 usage error.  Usage errors
  * are found before any netlink traffic.
  */
+#include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,8 +41,11 @@ static void main_help(FILE *f)
 	      "       rmbd help [ OBJECT ]\n"
 	      "where  OBJECT := { export | listener | dev | monitor | host |\n"
 	      "                   secret }\n"
-	      "       OPTIONS := { -j[son] | -p[retty] | -d[etails] |\n"
-	      "                    -V[ersion] | -h[elp] }\n", f);
+	      "       OPTIONS := { -j[son] | -p[retty] | -d[etails] | -s[tats] |\n"
+	      "                    -h[uman] | -t[imestamp] | -V[ersion] | -help }\n"
+	      "       An option is -NAME, --NAME or a unique prefix of either "
+	      "(-det);\n"
+	      "       letters go together after one dash (-jd).\n", f);
 }
 
 static int match_object(const char *word, const struct object **obj)
@@ -127,49 +130,149 @@ static void print_versions(void)
 	}
 }
 
+/* The options before the object. */
+enum global_opt {
+	OPT_JSON, OPT_PRETTY, OPT_DETAILS, OPT_STATS, OPT_HUMAN, OPT_TIMESTAMP,
+	OPT_VERSION, OPT_HELP,
+};
+
+/*
+ * Their names, and the letters that stand for them alone or bundled
+ * ("-jd"): -h is -human, as in ip(8), and -help has no letter.
+ */
+static const char *const opt_names[] = {
+	[OPT_JSON]	= "json",
+	[OPT_PRETTY]	= "pretty",
+	[OPT_DETAILS]	= "details",
+	[OPT_STATS]	= "stats",
+	[OPT_HUMAN]	= "human",
+	[OPT_TIMESTAMP]	= "timestamp",
+	[OPT_VERSION]	= "version",
+	[OPT_HELP]	= "help",
+	NULL
+};
+
+static const char opt_letters[] = {
+	[OPT_JSON]	= 'j',
+	[OPT_PRETTY]	= 'p',
+	[OPT_DETAILS]	= 'd',
+	[OPT_STATS]	= 's',
+	[OPT_HUMAN]	= 'h',
+	[OPT_TIMESTAMP]	= 't',
+	[OPT_VERSION]	= 'V',
+	[OPT_HELP]	= '\0',
+};
+
+static int opt_by_letter(char c)
+{
+	unsigned int i;
+
+	for (i = 0; i < sizeof(opt_letters); i++)
+		if (c && opt_letters[i] == c)
+			return (int)i;
+	return -1;
+}
+
+/* 1: go on; 0: done, exit 0 (help, version). */
+static int apply_opt(int o)
+{
+	switch (o) {
+	case OPT_JSON:
+		opt.json = true;
+		break;
+	case OPT_PRETTY:
+		opt.json = true;
+		opt.pretty = true;
+		break;
+	case OPT_DETAILS:
+		opt.details = true;
+		break;
+	case OPT_STATS:
+		opt.stats = true;
+		break;
+	case OPT_HUMAN:
+		opt.human = true;
+		break;
+	case OPT_TIMESTAMP:
+		opt.timestamp = true;
+		break;
+	case OPT_VERSION:
+		print_versions();
+		return 0;
+	case OPT_HELP:
+		main_help(stdout);
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * One option word, as iproute2 takes them: "-json" or "--json", or any
+ * unique prefix of the name ("-j", "-det", "--pre"), in any case
+ * ("-Version"); a letter alone is its option's.  After one dash, letters
+ * of options may be bundled ("-jd").  Returns 1 to go on, 0 to exit 0,
+ * or EXIT_USAGE.
+ */
+static int parse_opt(const char *arg)
+{
+	const char *w = arg + 1;
+	bool dashes = false;
+	char lower[16];
+	size_t i, len;
+	int o, ret;
+
+	if (*w == '-') {
+		w++;
+		dashes = true;
+	}
+	len = strlen(w);
+	if (!len || len >= sizeof(lower))
+		return usage_error("invalid option '%s'", arg);
+	if (len == 1) {
+		o = opt_by_letter(*w);
+		if (o >= 0)
+			return apply_opt(o);
+	}
+	for (i = 0; i <= len; i++)
+		lower[i] = (char)tolower((unsigned char)w[i]);
+	o = match(opt_names, lower);
+	if (o >= 0)
+		return apply_opt(o);
+	if (o == -2)
+		return usage_error("ambiguous option '%s'", arg);
+	for (i = 0; !dashes && i < len; i++)
+		if (opt_by_letter(w[i]) < 0)
+			break;
+	if (dashes || i < len)
+		return usage_error("invalid option '%s'", arg);
+	for (i = 0; i < len; i++) {
+		ret = apply_opt(opt_by_letter(w[i]));
+		if (ret != 1)
+			return ret;
+	}
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "pretty", no_argument, NULL, 'p' },
-		{ "details", no_argument, NULL, 'd' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
-		{ }
-	};
 	const struct object *obj;
-	int c, ret;
+	int ret;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+jpdVh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			opt.json = true;
+	argc--;
+	argv++;
+	while (argc > 0 && argv[0][0] == '-' && argv[0][1]) {
+		if (!strcmp(argv[0], "--")) {
+			argc--;
+			argv++;
 			break;
-		case 'p':
-			opt.json = true;
-			opt.pretty = true;
-			break;
-		case 'd':
-			opt.details = true;
-			break;
-		case 'V':
-			print_versions();
-			return 0;
-		case 'h':
-			main_help(stdout);
-			return 0;
-		default:
-			if (optopt)
-				return usage_error("invalid option '-%c'",
-						   optopt);
-			return usage_error("invalid option '%s'",
-					   argv[optind - 1]);
 		}
+		ret = parse_opt(argv[0]);
+		if (ret != 1)
+			return ret;
+		argc--;
+		argv++;
 	}
-	argc -= optind;
-	argv += optind;
-	print_init(opt.json, opt.pretty);
+	print_init(opt.json, opt.pretty, opt.human);
 
 	if (argc < 1)
 		return usage_error("missing object");

@@ -21,6 +21,12 @@ struct rmbd_opts {
 	bool json;
 	bool pretty;
 	bool details;
+	/* -s: statistics (counters) where the object has them */
+	bool stats;
+	/* -h: sizes in text in binary units */
+	bool human;
+	/* -t: monitor stamps each event with the time it came */
+	bool timestamp;
 };
 
 extern struct rmbd_opts opt;

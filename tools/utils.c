@@ -4,6 +4,8 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <net/if.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,10 +32,24 @@ int usage_error(const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
-/* "failed to <what>: <strerror>[: <kernel message>]" */
+/*
+ * "failed to <what>: <strerror>[: <kernel message>]"; for a module that
+ * is not loaded, "failed to <what>: <the library's message> (modprobe
+ * <module>)".
+ */
 int request_error(struct rmbd_ctx *ctx, const char *what, int err)
 {
+	unsigned int missing = err == -ENOENT ? rmbd_missing_modules(ctx) : 0;
 	const char *msg = rmbd_errmsg(ctx);
+
+	if (missing) {
+		fprintf(stderr, "rmbd: failed to %s: %s (modprobe %s)\n", what,
+			msg, missing == RMBD_EVENTS_ALL ?
+			"-a rmbd-client rmbd-target" :
+			missing == RMBD_EVENTS_CLIENT ? "rmbd-client" :
+			"rmbd-target");
+		return EXIT_FAIL;
+	}
 
 	fprintf(stderr, "rmbd: failed to %s: %s", what, strerror(-err));
 	if (msg && *msg)
@@ -145,11 +161,18 @@ int parse_port(const struct keyword *kw, uint16_t *port)
 	return 0;
 }
 
-/* zero_ok: 0 goes to the kernel, which judges sizes; else it is refused. */
+/*
+ * zero_ok: 0 goes to the kernel, which judges sizes; else it is refused.
+ * A size past 64 bits is too large, not invalid.
+ */
 int parse_size_kw(const struct keyword *kw, const char *what, bool zero_ok,
 		  uint64_t *val)
 {
-	if (rmbd_parse_size(kw->value, val) || (!zero_ok && !*val))
+	int ret = rmbd_parse_size(kw->value, val);
+
+	if (ret == -ERANGE)
+		return usage_error("%s '%s' is too large", what, kw->value);
+	if (ret || (!zero_ok && !*val))
 		return usage_error("invalid %s '%s'", what, kw->value);
 	return 0;
 }
@@ -165,14 +188,49 @@ int check_export_name(const char *name)
 	return 0;
 }
 
+/*
+ * An IPv4 or IPv6 address, a link-local IPv6 one with a scope as the
+ * kernel takes it for rdma_cm: fe80::1%eth0 (an interface, which must
+ * exist) or fe80::1%2 (its index, decimal).  As in the kernel, a name
+ * wins over a number.  The kernel gets the address as given, and looks
+ * the interface up itself.
+ */
 int check_addr(const char *addr)
 {
-	unsigned char buf[sizeof(struct in6_addr)];
+	const char *scope = strchr(addr, '%');
+	size_t len = scope ? (size_t)(scope - addr) : strlen(addr);
+	char ip[INET6_ADDRSTRLEN];
+	struct in6_addr a6;
+	uint32_t index;
 
-	if (strlen(addr) >= RMBD_ADDR_MAX ||
-	    (inet_pton(AF_INET, addr, buf) != 1 &&
-	     inet_pton(AF_INET6, addr, buf) != 1))
+	if (strlen(addr) >= RMBD_ADDR_MAX || len >= sizeof(ip))
 		return usage_error("invalid address '%s'", addr);
+	memcpy(ip, addr, len);
+	ip[len] = '\0';
+	if (!scope) {
+		if (inet_pton(AF_INET, ip, &a6) != 1 &&
+		    inet_pton(AF_INET6, ip, &a6) != 1)
+			return usage_error("invalid address '%s'", addr);
+		return 0;
+	}
+	scope++;
+	if ((inet_pton(AF_INET, ip, &a6) != 1 &&
+	     inet_pton(AF_INET6, ip, &a6) != 1) || !*scope ||
+	    strlen(scope) >= IF_NAMESIZE ||
+	    strspn(scope, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+			  "0123456789._-") != strlen(scope))
+		return usage_error("invalid address '%s'", addr);
+	if (inet_pton(AF_INET6, ip, &a6) != 1 || !IN6_IS_ADDR_LINKLOCAL(&a6))
+		return usage_error("invalid address '%s': only a link-local IPv6 address (fe80::/10) takes a scope",
+				   addr);
+	if (if_nametoindex(scope))
+		return 0;
+	if (strspn(scope, "0123456789") != strlen(scope))
+		return usage_error("invalid address '%s': no interface '%s'",
+				   addr, scope);
+	if (scope[0] == '0' || parse_uint(scope, 1, UINT32_MAX, &index))
+		return usage_error("invalid address '%s': an interface index is 1-%" PRIu32,
+				   addr, UINT32_MAX);
 	return 0;
 }
 

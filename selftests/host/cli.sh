@@ -6,7 +6,8 @@
 #  - help: exit 0;
 #  - text and JSON output, and the values passed to librmbd, through
 #    rmbd-fake (the CLI linked with fake_librmbd.c);
-#  - a request without the modules: exit 1 and "not loaded".
+#  - a request without the modules: exit 1, "not loaded" and how to load
+#    them.
 
 here=$(cd "$(dirname "$0")" && pwd)
 RMBD=${RMBD:-$here/../../tools/rmbd}
@@ -115,8 +116,14 @@ usage export "missing value for 'size'" export add foo size
 usage export "invalid size '1X'" export add foo size 1X
 usage export "invalid size '-1'" export add foo size -1
 usage export "invalid slab size '0'" export add foo size 1G slab 0
-usage export "invalid size '99999999999E'" export add foo size 99999999999E
+usage export "size '99999999999E' is too large" export add foo size 99999999999E
+usage export "size '16E' is too large" export add foo size 16E
+usage export "size '18446744073709551616' is too large" \
+	export add foo size 18446744073709551616
+usage export "slab size '16384PiB' is too large" export add foo size 1G slab 16384PiB
 usage export "invalid slab size '2Q'" export add foo size 1G slab 2Q
+usage export "invalid size '1.5G'" export add foo size 1.5G
+usage export "invalid size '1GB'" export add foo size 1GB
 usage export "duplicate keyword 'size'" export add foo size 1G size 2G
 usage export "ambiguous keyword 's'" export add foo s 1G
 usage export "unknown keyword 'bogus'" export add foo size 1G bogus 1
@@ -238,8 +245,9 @@ for m in "$here"/../../Documentation/man/*.8; do
 		fail "$(basename "$m"): .TH does not say rmbd $ver"
 	fi
 done
-for args in "help" "-h" "--help" "help export" "export help" "listener help" \
-	    "dev help" "d h" "help l" "monitor help" "help monitor" "m h"; do
+for args in "help" "-help" "--help" "-he" "--he" "-h -help" "help export" \
+	    "export help" "listener help" "dev help" "d h" "help l" \
+	    "monitor help" "help monitor" "m h"; do
 	# shellcheck disable=SC2086
 	"$RMBD" $args >"$tmp/out" 2>"$tmp/err"
 	if [ $? = 0 ] && grep -q '^Usage: rmbd' "$tmp/out" &&
@@ -269,6 +277,15 @@ else
 	fail "dev help gives the reconnect_delay and loss_timeout ranges"
 fi
 
+for obj in listener dev; do
+	if "$RMBD" $obj help | grep -q 'link-local IPv6' &&
+	   "$RMBD" $obj help | grep -q 'fe80::1%eth0'; then
+		pass "$obj help gives scoped addresses"
+	else
+		fail "$obj help gives scoped addresses"
+	fi
+done
+
 "$RMBD" export help >"$tmp/out"
 if grep -q '^ .*\[ shared \] \[ read_only \]$' "$tmp/out" &&
    grep -q 'unless it is$' "$tmp/out" &&
@@ -279,25 +296,25 @@ else
 fi
 
 # Output and library calls, through the fake library
-exports_text="export foo size 1073741824 slab 67108864 slabs 16 sessions 1 mapped 3 mem 1073741824 shared hosts rmbd:uuid:0a,nqn.2014-08.org.nvmexpress:uuid:0b auth nqn.2014-08.org.nvmexpress:uuid:0b
-export bar.2 size 8388608 slab 2097152 slabs 4 sessions 0 mapped 0 mem 8388608 any_host read_only"
+exports_text="export foo size 1073741824 slab_size 67108864 nr_slabs 16 sessions 1 mapped 3 mem 1073741824 shared hosts rmbd:uuid:0a,nqn.2014-08.org.nvmexpress:uuid:0b auth_hosts nqn.2014-08.org.nvmexpress:uuid:0b
+export bar.2 size 8388608 slab_size 2097152 nr_slabs 4 sessions 0 mapped 0 mem 8388608 any_host read_only"
 exports_json='[{"name":"foo","size":1073741824,"slab_size":67108864,"nr_slabs":16,"sessions":1,"mapped":3,"mem":1073741824,"any_host":false,"shared":true,"read_only":false,"hosts":["rmbd:uuid:0a","nqn.2014-08.org.nvmexpress:uuid:0b"],"auth_hosts":["nqn.2014-08.org.nvmexpress:uuid:0b"]},{"name":"bar.2","size":8388608,"slab_size":2097152,"nr_slabs":4,"sessions":0,"mapped":0,"mem":8388608,"any_host":true,"shared":false,"read_only":true,"hosts":[],"auth_hosts":[]}]'
 # Text: pollq, reconnect_delay, loss_timeout and reconnects only when not
 # at their defaults (0, 2, 60, 0) or with -d; slab only with -d.
 devs_text="rmbd0: size 1073741824 state live addr 10.200.0.1 port 7470 export foo queues 2 depth 128 host rmbd:uuid:0a
-rmbd3: size 8388608 state failed addr fd00::1 port 7471 export bar.2 queues 1 pollq 1 depth 16 loss_timeout 0 read_only
+rmbd3: size 8388608 state failed addr fd00::1 port 7471 export bar.2 queues 1 poll_queues 1 depth 16 loss_timeout 0 read_only
 rmbd6: size 4294967296 state reconnecting addr 10.200.0.2 port 7470 export baz queues 4 depth 128 reconnect_delay 5 loss_timeout 300 reconnects 3 shared host h6 layout mirror legs 2
 rmbd8: size 1073741824 state live addr 10.200.0.1 port 7470 export m0 queues 2 depth 128 reconnects 1 host rmbd:uuid:0a layout mirror legs 2 degraded"
-devs_details="rmbd0: size 1073741824 state live addr 10.200.0.1 port 7470 export foo queues 2 pollq 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 0 host rmbd:uuid:0a slab 67108864
-    leg 0 state up addr 10.200.0.1 port 7470 export foo size 1073741824 slabs 16 slab 67108864 reconnects 0
-rmbd3: size 8388608 state failed addr fd00::1 port 7471 export bar.2 queues 1 pollq 1 depth 16 reconnect_delay 2 loss_timeout 0 reconnects 0 read_only slab 2097152
-    leg 0 state down addr fd00::1 port 7471 export bar.2 size 8388608 slabs 4 slab 2097152 reconnects 0
-rmbd6: size 4294967296 state reconnecting addr 10.200.0.2 port 7470 export baz queues 4 pollq 0 depth 128 reconnect_delay 5 loss_timeout 300 reconnects 3 shared host h6 slab 1073741824 layout mirror legs 2
-    leg 0 state down addr 10.200.0.2 port 7470 export baz size 4294967296 slabs 4 slab 1073741824 reconnects 3
-    leg 1 state up addr 10.200.0.3 port 7470 export baz2 size 8589934592 slabs 8 slab 1073741824 reconnects 0
-rmbd8: size 1073741824 state live addr 10.200.0.1 port 7470 export m0 queues 2 pollq 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 1 host rmbd:uuid:0a slab 67108864 layout mirror legs 2 degraded
-    leg 0 state up addr 10.200.0.1 port 7470 export m0 size 1073741824 slabs 16 slab 67108864 reconnects 0
-    leg 1 state stale addr 10.201.0.1 port 7470 export m1 size 2147483648 slabs 32 slab 67108864 reconnects 1 dirty 5242880"
+devs_details="rmbd0: size 1073741824 state live addr 10.200.0.1 port 7470 export foo queues 2 poll_queues 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 0 host rmbd:uuid:0a slab_size 67108864
+    leg 0 state up addr 10.200.0.1 port 7470 export foo size 1073741824 nr_slabs 16 slab_size 67108864 reconnects 0
+rmbd3: size 8388608 state failed addr fd00::1 port 7471 export bar.2 queues 1 poll_queues 1 depth 16 reconnect_delay 2 loss_timeout 0 reconnects 0 read_only slab_size 2097152
+    leg 0 state down addr fd00::1 port 7471 export bar.2 size 8388608 nr_slabs 4 slab_size 2097152 reconnects 0
+rmbd6: size 4294967296 state reconnecting addr 10.200.0.2 port 7470 export baz queues 4 poll_queues 0 depth 128 reconnect_delay 5 loss_timeout 300 reconnects 3 shared host h6 slab_size 1073741824 layout mirror legs 2
+    leg 0 state down addr 10.200.0.2 port 7470 export baz size 4294967296 nr_slabs 4 slab_size 1073741824 reconnects 3
+    leg 1 state up addr 10.200.0.3 port 7470 export baz2 size 8589934592 nr_slabs 8 slab_size 1073741824 reconnects 0
+rmbd8: size 1073741824 state live addr 10.200.0.1 port 7470 export m0 queues 2 poll_queues 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 1 host rmbd:uuid:0a slab_size 67108864 layout mirror legs 2 degraded
+    leg 0 state up addr 10.200.0.1 port 7470 export m0 size 1073741824 nr_slabs 16 slab_size 67108864 reconnects 0
+    leg 1 state stale addr 10.201.0.1 port 7470 export m1 size 2147483648 nr_slabs 32 slab_size 67108864 reconnects 1 dirty 5242880"
 dev6_json='{"index":6,"name":"rmbd6","size":4294967296,"state":"reconnecting","addr":"10.200.0.2","port":7470,"export":"baz","queues":4,"poll_queues":0,"depth":128,"reconnect_delay":5,"loss_timeout":300,"reconnects":3,"shared":true,"host":"h6","auth":false,"read_only":false,"slab_size":1073741824,"layout":"mirror","copies":2,"degraded":false,"legs":[{"index":0,"state":"down","addr":"10.200.0.2","port":7470,"export":"baz","size":4294967296,"nr_slabs":4,"slab_size":1073741824,"reconnects":3,"dirty":0},{"index":1,"state":"up","addr":"10.200.0.3","port":7470,"export":"baz2","size":8589934592,"nr_slabs":8,"slab_size":1073741824,"reconnects":0,"dirty":0}],"spares":[]}'
 devs_json='[{"index":0,"name":"rmbd0","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"foo","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":0,"shared":false,"host":"rmbd:uuid:0a","auth":false,"read_only":false,"slab_size":67108864,"layout":"mirror","copies":1,"degraded":false,"legs":[{"index":0,"state":"up","addr":"10.200.0.1","port":7470,"export":"foo","size":1073741824,"nr_slabs":16,"slab_size":67108864,"reconnects":0,"dirty":0}],"spares":[]},{"index":3,"name":"rmbd3","size":8388608,"state":"failed","addr":"fd00::1","port":7471,"export":"bar.2","queues":1,"poll_queues":1,"depth":16,"reconnect_delay":2,"loss_timeout":0,"reconnects":0,"shared":false,"host":"","auth":false,"read_only":true,"slab_size":2097152,"layout":"mirror","copies":1,"degraded":false,"legs":[{"index":0,"state":"down","addr":"fd00::1","port":7471,"export":"bar.2","size":8388608,"nr_slabs":4,"slab_size":2097152,"reconnects":0,"dirty":0}],"spares":[]},'"$dev6_json"',{"index":8,"name":"rmbd8","size":1073741824,"state":"live","addr":"10.200.0.1","port":7470,"export":"m0","queues":2,"poll_queues":0,"depth":128,"reconnect_delay":2,"loss_timeout":60,"reconnects":1,"shared":false,"host":"rmbd:uuid:0a","auth":false,"read_only":false,"slab_size":67108864,"layout":"mirror","copies":2,"degraded":true,"legs":[{"index":0,"state":"up","addr":"10.200.0.1","port":7470,"export":"m0","size":1073741824,"nr_slabs":16,"slab_size":67108864,"reconnects":0,"dirty":0},{"index":1,"state":"stale","addr":"10.201.0.1","port":7470,"export":"m1","size":2147483648,"nr_slabs":32,"slab_size":67108864,"reconnects":1,"dirty":5242880}],"spares":[]}]'
 
@@ -455,6 +472,22 @@ export_del foo 0
 open
 export_del foo 1" "export add/del pass the parsed values"
 
+# Every suffix the help names, in any case, with or without iB.
+log_reset
+want=""
+for sz in 4096:4096 16G:17179869184 16g:17179869184 16GiB:17179869184 \
+	  16gib:17179869184 16GIB:17179869184 2k:2048 2KiB:2048 2kib:2048 \
+	  3m:3145728 3mib:3145728 1t:1099511627776 1tib:1099511627776 \
+	  1p:1125899906842624 1PiB:1125899906842624 1pib:1125899906842624 \
+	  1e:1152921504606846976 1eib:1152921504606846976; do
+	expect 0 "" "" "$FAKE" export add foo size "${sz%%:*}"
+	want+="open
+export_add foo ${sz#*:} 0
+  any_host 0 shared 0 read_only 0 hosts -
+"
+done
+log_is "${want%$'\n'}" "export add: every size suffix reaches the library in bytes"
+
 # Allowed hosts.
 usage export "invalid host identity '-x'" export add foo size 1G hosts a,-x
 usage export "invalid host identity 'a b'" export add foo size 1G hosts "a b"
@@ -598,6 +631,113 @@ open
 listener_add 10.0.0.9 0 4
 open
 listener_del 10.200.0.1 7470" "listener calls"
+
+# Scoped IPv6 addresses, as the kernel takes them for rdma_cm: a
+# link-local address with an interface that exists, or its index; they
+# reach the library as given.
+log_reset
+expect 0 "" "" "$FAKE" listener add fe80::1%lo
+expect 0 '{"addr":"fe80::2%1","port":7470,"max_sessions":128,"sessions":0}' "" \
+	"$FAKE" -j listener add fe80::2%1
+expect 0 "" "" "$FAKE" listener del fe80::1%lo port 7470
+expect 0 "rmbd7" "" "$FAKE" dev connect addr fe80::1%lo export foo
+expect 0 "rmbd7" "" "$FAKE" dev connect addr fe80::1%lo export m0 \
+	addr FE80::2%4294967295 export m1
+expect 0 "" "" "$FAKE" dev replace rmbd0 1 with addr fe80::3%lo export m2
+log_is "open
+listener_add fe80::1%lo 0 0
+open
+listener_add fe80::2%1 0 0
+open
+listener_del fe80::1%lo 7470
+open
+dev_connect fe80::1%lo 0 foo 0 0 0 0 - 0 0 - 0
+open
+dev_connect legs fe80::1%lo 0 m0 + FE80::2%4294967295 0 m1 layout 0 0 0 0 0 0 - 0 0 - 0
+open
+dev_replace 0 1 fe80::3%lo 0 m2" "scoped addresses reach the library as given"
+usage listener "invalid address 'fe80::1%no-such-if0': no interface 'no-such-if0'" \
+	listener add fe80::1%no-such-if0
+usage listener "invalid address 'fe80::1%0': an interface index is 1-4294967295" \
+	listener add fe80::1%0
+usage listener "invalid address 'fe80::1%4294967296': an interface index is 1-4294967295" \
+	listener del fe80::1%4294967296
+usage listener "invalid address 'fe80::1%'" listener add fe80::1%
+usage listener "invalid address 'fe80::1%lo%lo'" listener add fe80::1%lo%lo
+usage listener "invalid address 'fe80::1%a/b'" listener add fe80::1%a/b
+usage listener "invalid address 'fe80::1%0123456789abcdef'" \
+	listener add fe80::1%0123456789abcdef
+usage listener "invalid address 'fd00::1%lo': only a link-local IPv6 address (fe80::/10) takes a scope" \
+	listener add fd00::1%lo
+usage dev "invalid address '10.0.0.1%lo': only a link-local IPv6 address (fe80::/10) takes a scope" \
+	dev connect addr 10.0.0.1%lo export foo
+usage dev "invalid address 'fe80::1%no-such-if0': no interface 'no-such-if0'" \
+	dev replace rmbd0 1 with addr fe80::1%no-such-if0 export foo
+
+# Options, as iproute2 takes them: -NAME, --NAME, a unique prefix of
+# either in any case, a letter alone, letters bundled after one dash.
+listeners_text="listener 10.200.0.1 port 7470 max_sessions 128 sessions 3
+listener fd00::1 port 7471 max_sessions 16 sessions 0"
+listeners_json='[{"addr":"10.200.0.1","port":7470,"max_sessions":128,"sessions":3},{"addr":"fd00::1","port":7471,"max_sessions":16,"sessions":0}]'
+for o in -j -json --json -js --js -JSON; do
+	expect 0 "$listeners_json" "" "$FAKE" $o listener
+done
+for o in -p -pretty --pretty -pre --pr; do
+	expect 0 "$("$FAKE" -p listener)" "" "$FAKE" $o listener
+done
+case $("$FAKE" -p listener) in
+'['$'\n''    {'*) pass "-p indents" ;;
+*) fail "-p indents" ;;
+esac
+for o in -d -details --details -det --de; do
+	expect 0 "$(echo "$devs_details" | sed -n '5,7p')" "" "$FAKE" $o dev show 6
+done
+for o in -jd -dj "-j -d" "-d --json"; do
+	# shellcheck disable=SC2086
+	expect 0 "[$(echo "$devs_json" | sed 's/^\[//; s/,{"index":3,.*//')]" "" \
+		"$FAKE" $o dev show 0
+done
+# -s: counters where an object has them; none has yet.
+for o in -s -stats --stats -st -sj; do
+	want=$listeners_text
+	[ "$o" = -sj ] && want=$listeners_json
+	expect 0 "$want" "" "$FAKE" $o listener
+done
+for o in -V -version --version -Version -vers --v -jV; do
+	expect 0 "$("$RMBD" -V)" "" "$RMBD" $o
+done
+usage "" "invalid option '--jd'" --jd listener
+usage "" "invalid option '-jx'" -jx listener
+usage "" "invalid option '-jsonx'" -jsonx listener
+usage "" "invalid option '---json'" ---json listener
+usage "" "invalid option '-xxxxxxxxxxxxxxxxxxxxxxxx'" -xxxxxxxxxxxxxxxxxxxxxxxx listener
+usage "" "unknown object '-j'" -- -j listener
+usage "" "unknown object '-'" - listener
+# Options come before the object only.
+usage listener "unexpected argument '-j'" listener show -j
+
+# -h[uman]: sizes in binary units in text; JSON keeps the bytes.  -h is
+# no longer -help.
+usage "" "missing object" -h
+exports_human="export foo size 1G slab_size 64M nr_slabs 16 sessions 1 mapped 3 mem 1G shared hosts rmbd:uuid:0a,nqn.2014-08.org.nvmexpress:uuid:0b auth_hosts nqn.2014-08.org.nvmexpress:uuid:0b
+export bar.2 size 8M slab_size 2M nr_slabs 4 sessions 0 mapped 0 mem 8M any_host read_only"
+for o in -h -human --human -hu -HUMAN; do
+	expect 0 "$exports_human" "" "$FAKE" $o export
+done
+expect 0 "$(echo "$exports_human" | sed -n 1p)
+$sessions_foo
+$(echo "$exports_human" | sed -n 2p)
+$sessions_bar
+total mem 1.01G" "" "$FAKE" -hd export
+expect 0 "$exports_json" "" "$FAKE" -h -j export
+expect 0 "$exports_json" "" "$FAKE" -jh export
+expect 0 "rmbd6: size 4G state reconnecting addr 10.200.0.2 port 7470 export baz queues 4 poll_queues 0 depth 128 reconnect_delay 5 loss_timeout 300 reconnects 3 shared host h6 slab_size 1G layout mirror legs 2
+    leg 0 state down addr 10.200.0.2 port 7470 export baz size 4G nr_slabs 4 slab_size 1G reconnects 3
+    leg 1 state up addr 10.200.0.3 port 7470 export baz2 size 8G nr_slabs 8 slab_size 1G reconnects 0" \
+	"" "$FAKE" -h -d dev show 6
+expect 0 "    leg 1 state stale addr 10.201.0.1 port 7470 export m1 size 2G nr_slabs 32 slab_size 64M reconnects 1 dirty 5M" \
+	"" sh -c "'$FAKE' -h -d dev show 8 | tail -n 1"
+expect 0 "[$dev6_json]" "" "$FAKE" -h -j dev show 6
 
 log_reset
 expect 0 "$devs_text" "" "$FAKE" dev
@@ -866,7 +1006,7 @@ expect 0 "$events_text" "$lost" "$FAKE" monitor count 11
 expect 0 "$(echo "$events_text" | head -n 3)" "" "$FAKE" monitor all count 3
 expect 0 "$events_json" "$lost" "$FAKE" -j monitor count 11
 expect 0 "$(echo "$events_text" | grep '^dev' | head -n 2 | \
-	sed 's/$/ size 1073741824 queues 2 pollq 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 0 host rmbd:uuid:0a slab 67108864/')" \
+	sed 's/$/ size 1073741824 queues 2 poll_queues 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 0 host rmbd:uuid:0a slab_size 67108864/')" \
 	"" "$FAKE" -d monitor dev count 2
 expect 0 "$(echo "$events_text" | grep '^session')" "$lost" \
 	"$FAKE" monitor session count 3
@@ -882,9 +1022,9 @@ expect 0 '{
 }' "" "$FAKE" -p monitor s c 1
 # -d: read_only in the text of a read-only device's event (the fifth).
 expect 0 "$(echo "$events_text" | grep '^dev' | head -n 5 | sed \
-	-e '1,3s/$/ size 1073741824 queues 2 pollq 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 0 host rmbd:uuid:0a slab 67108864/' \
-	-e '4s/$/ size 1073741824 queues 2 pollq 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 1 host rmbd:uuid:0a slab 67108864/' \
-	-e '5s/$/ size 8388608 queues 1 pollq 1 depth 16 reconnect_delay 2 loss_timeout 0 reconnects 0 read_only slab 2097152/')" \
+	-e '1,3s/$/ size 1073741824 queues 2 poll_queues 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 0 host rmbd:uuid:0a slab_size 67108864/' \
+	-e '4s/$/ size 1073741824 queues 2 poll_queues 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 1 host rmbd:uuid:0a slab_size 67108864/' \
+	-e '5s/$/ size 8388608 queues 1 poll_queues 1 depth 16 reconnect_delay 2 loss_timeout 0 reconnects 0 read_only slab_size 2097152/')" \
 	"$lost" "$FAKE" -d monitor dev count 5
 log_is "open
 events_subscribe 3
@@ -900,20 +1040,121 @@ open
 events_subscribe 2
 open
 events_subscribe 1" "monitor subscribes to dev 1, session 2, all 3"
+# -h: the sizes of -d in binary units.
+expect 0 "$(echo "$events_text" | grep '^dev' | head -n 1) size 1G queues 2 poll_queues 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 0 host rmbd:uuid:0a slab_size 64M" \
+	"" "$FAKE" -h -d monitor dev count 1
+
+# A pool (rmbd7, which dev show finds but does not list): its legs and,
+# with -d, where its extents lie.
+pool_details="rmbd7: size 1610612736 state live addr 10.200.0.1 port 7470 export p0 queues 2 poll_queues 0 depth 128 reconnect_delay 2 loss_timeout 60 reconnects 0 host rmbd:uuid:default slab_size 67108864 layout pool copies 2 legs 3
+    leg 0 state up addr 10.200.0.1 port 7470 export p0 size 1610612736 nr_slabs 24 slab_size 67108864 reconnects 0
+    leg 1 state up addr 10.201.0.1 port 7470 export p1 size 1610612736 nr_slabs 24 slab_size 67108864 reconnects 0
+    leg 2 state up addr 10.202.0.1 port 7470 export p2 size 1610612736 nr_slabs 24 slab_size 67108864 reconnects 0
+    placement: extent_size 67108864 extents 24 period 3 period_leg_bytes 134217728
+      extent 0 start 0 leg 0 offset 0 leg 1 offset 0
+      extent 1 start 67108864 leg 2 offset 0 leg 0 offset 67108864
+      extent 2 start 134217728 leg 1 offset 67108864 leg 2 offset 67108864"
+expect 0 "$pool_details" "" "$FAKE" -d dev show rmbd7
+expect 0 "$(echo "$pool_details" | head -n 1 | sed 's/ poll_queues 0//; s/ reconnect_delay 2 loss_timeout 60 reconnects 0//; s/ slab_size 67108864//')" \
+	"" "$FAKE" dev show rmbd7
+
+# Text and JSON name a field alike: in every line of text, each word but
+# the first (the kind of object: export, leg, dev, ...) that is not one
+# of the JSON's values is one of its keys.  "authenticating" is a
+# session's up false.
+same_keys() {
+	local text keys vals w bad=""
+	text=$("$FAKE" "$@" 2>/dev/null | sed 's/^ *[^ ]* *//')
+	keys=$("$FAKE" -j "$@" 2>/dev/null | jq -rn '[inputs | .. | objects | keys[]] | unique[]')
+	vals=$("$FAKE" -j "$@" 2>/dev/null | jq -rn '[inputs | .. | strings] | unique[]')
+	for w in $(echo "$text" | tr ' ' '\n' | grep -xE '[a-z_]+' | sort -u); do
+		if ! grep -qxF -- "$w" <<<"$keys" &&
+		   ! grep -qxF -- "$w" <<<"$vals" &&
+		   [ "$w" != authenticating ]; then
+			bad+=" $w"
+		fi
+	done
+	if [ -n "$text" ] && [ -n "$keys" ] && [ -z "$bad" ]; then
+		pass "text keys are JSON keys: $*"
+	else
+		fail "text keys are JSON keys: $*"
+		echo "# text only:$bad"
+	fi
+}
+same_keys export
+same_keys -d export
+same_keys listener
+same_keys dev
+same_keys -d dev
+same_keys -d dev show rmbd7
+same_keys monitor count 11
+same_keys -d monitor count 11
+
+# -t[imestamp]: each event stamped with the local time it came, as RFC
+# 3339 with microseconds: first in text, in brackets; the first key in
+# JSON.  Other commands take no stamp.
+ts_re='[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}'
+# stamps_ok FILE ZONE BEFORE AFTER: each stamp in ZONE, within the run.
+stamps_ok() {
+	local t s
+	while read -r t; do
+		[[ $t =~ ^${ts_re}$2$ ]] || return 1
+		s=$(date -u -d "$t" +%s) || return 1
+		[ "$s" -ge "$3" ] && [ "$s" -le "$4" ] || return 1
+	done <"$1"
+}
+for o in -t -timestamp --timestamp -ti -tj; do
+	before=$(date +%s)
+	TZ=UTC "$FAKE" $o monitor count 11 >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	after=$(date +%s)
+	if [ "$o" = -tj ]; then
+		want=$events_json
+		jq -r .timestamp "$tmp/out" >"$tmp/stamps"
+		firsts=$(jq -r 'keys_unsorted[0]' "$tmp/out" | sort -u)
+		got=$(jq -c 'del(.timestamp)' "$tmp/out")
+	else
+		want=$events_text
+		sed -E 's/^\[([^]]*)\] .*/\1/' "$tmp/out" >"$tmp/stamps"
+		firsts=timestamp
+		got=$(sed -E "s/^\[$ts_re\+00:00\] //" "$tmp/out")
+	fi
+	if [ "$rc" = 0 ] && [ "$got" = "$want" ] &&
+	   [ "$(wc -l <"$tmp/stamps")" = 11 ] && [ "$firsts" = timestamp ] &&
+	   stamps_ok "$tmp/stamps" '\+00:00' "$before" "$((after + 1))"; then
+		pass "monitor $o: each event stamped, first"
+	else
+		fail "monitor $o: each event stamped, first"
+		sed 's/^/# /' "$tmp/out" "$tmp/err"
+	fi
+done
+# The zone's offset, also of half hours, as +hh:mm.
+for zone in "IST-5:30 +05:30" "NST+3:30 -03:30"; do
+	TZ=${zone% *} "$FAKE" -t monitor count 1 >"$tmp/out"
+	sed -E 's/^\[([^]]*)\] .*/\1/' "$tmp/out" >"$tmp/stamps"
+	if stamps_ok "$tmp/stamps" "\\${zone#* }" 0 "$(( $(date +%s) + 1 ))"; then
+		pass "monitor -t: offset ${zone#* } in TZ=${zone% *}"
+	else
+		fail "monitor -t: offset ${zone#* } in TZ=${zone% *}"
+		sed 's/^/# /' "$tmp/out"
+	fi
+done
+expect 0 "$listeners_text" "" "$FAKE" -t listener
+expect 0 "$listeners_json" "" "$FAKE" -tj listener
 
 # A family whose module is missing is skipped; none: exit 1.
 export RMBD_FAKE_MODULES=client
 expect 0 "$(echo "$events_text" | grep '^dev' | head -n 2)" "" \
 	"$FAKE" monitor count 2
-expect 1 "" "rmbd: failed to monitor: No such file or directory: kernel module rmbd-target is not loaded" \
+expect 1 "" "rmbd: failed to monitor: kernel module rmbd-target is not loaded (modprobe rmbd-target)" \
 	"$FAKE" monitor session
 export RMBD_FAKE_MODULES=target
 expect 0 "$(echo "$events_text" | grep '^session' | head -n 2)" "$lost" \
 	"$FAKE" monitor count 2
-expect 1 "" "rmbd: failed to monitor: No such file or directory: kernel module rmbd-client is not loaded" \
+expect 1 "" "rmbd: failed to monitor: kernel module rmbd-client is not loaded (modprobe rmbd-client)" \
 	"$FAKE" -j monitor dev count 1
 export RMBD_FAKE_MODULES=none
-expect 1 "" "rmbd: failed to monitor: No such file or directory: neither rmbd-client nor rmbd-target is loaded" \
+expect 1 "" "rmbd: failed to monitor: neither rmbd-client nor rmbd-target is loaded (modprobe -a rmbd-client rmbd-target)" \
 	"$FAKE" monitor
 unset RMBD_FAKE_MODULES
 
@@ -951,12 +1192,19 @@ monitor_signal() {
 monitor_signal TERM
 monitor_signal INT
 
+# Empty lists: nothing in text, [] in JSON, for every show that lists.
 export RMBD_FAKE_EMPTY=1
-expect 0 "" "" "$FAKE" dev
-expect 0 "[]" "" "$FAKE" -j export
-expect 0 "total mem 0" "" "$FAKE" -d export
-expect 0 "[]" "" "$FAKE" -j -d export
-expect 0 "[]" "" "$FAKE" -p listener
+for args in "export" "export show" "-d export" "listener" "listener show" \
+	    "dev" "dev show" "-d dev" "-h dev"; do
+	want=""
+	[ "$args" = "-d export" ] && want="total mem 0"
+	# shellcheck disable=SC2086
+	expect 0 "$want" "" "$FAKE" $args
+	for o in -j -p "-j -d" "-p -d" "-j -h"; do
+		# shellcheck disable=SC2086
+		expect 0 "[]" "" "$FAKE" $o $args
+	done
+done
 # Exports without sessions: an empty session_list.
 export RMBD_FAKE_EMPTY=sessions
 expect 0 "$exports_text"$'\n'"total mem 1082130432" "" "$FAKE" -d export
@@ -982,28 +1230,52 @@ expect 0 '[
 unset RMBD_FAKE_EMPTY
 
 # The real library, without the modules
+# (each: the library's message and how to load the module).
+hint_target="kernel module rmbd-target is not loaded (modprobe rmbd-target)"
+hint_client="kernel module rmbd-client is not loaded (modprobe rmbd-client)"
 if [ -d /sys/module/rmbd_target ]; then
-	skip "export show without rmbd-target" "rmbd_target is loaded"
-	skip "export add without rmbd-target" "rmbd_target is loaded"
+	skip "requests without rmbd-target" "rmbd_target is loaded"
 else
-	expect 1 "" "rmbd: failed to list exports: No such file or directory: kernel module rmbd-target is not loaded" \
+	expect 1 "" "rmbd: failed to list exports: $hint_target" \
 		"$RMBD" export show
-	expect 1 "" "rmbd: failed to add export: No such file or directory: kernel module rmbd-target is not loaded" \
+	expect 1 "" "rmbd: failed to show export: $hint_target" \
+		"$RMBD" -d export show foo
+	expect 1 "" "rmbd: failed to add export: $hint_target" \
 		"$RMBD" -j export add foo size 1G
+	expect 1 "" "rmbd: failed to delete export: $hint_target" \
+		"$RMBD" export del foo
+	expect 1 "" "rmbd: failed to add host: $hint_target" \
+		"$RMBD" export host add foo h
+	expect 1 "" "rmbd: failed to list listeners: $hint_target" \
+		"$RMBD" listener
+	expect 1 "" "rmbd: failed to add listener: $hint_target" \
+		"$RMBD" listener add 10.0.0.1
+	expect 1 "" "rmbd: failed to monitor: $hint_target" \
+		"$RMBD" monitor session count 1
 fi
 if [ -d /sys/module/rmbd_client ]; then
-	skip "dev show without rmbd-client" "rmbd_client is loaded"
-	skip "monitor dev without rmbd-client" "rmbd_client is loaded"
+	skip "requests without rmbd-client" "rmbd_client is loaded"
 else
-	expect 1 "" "rmbd: failed to list devices: No such file or directory: kernel module rmbd-client is not loaded" \
-		"$RMBD" dev
-	expect 1 "" "rmbd: failed to monitor: No such file or directory: kernel module rmbd-client is not loaded" \
+	expect 1 "" "rmbd: failed to list devices: $hint_client" "$RMBD" dev
+	expect 1 "" "rmbd: failed to show device: $hint_client" \
+		"$RMBD" dev show rmbd0
+	expect 1 "" "rmbd: failed to disconnect device: $hint_client" \
+		"$RMBD" dev disconnect rmbd0
+	echo h1 >"$tmp/hostid"
+	expect 1 "" "rmbd: failed to connect device: $hint_client" \
+		env RMBD_HOSTID_FILE="$tmp/hostid" \
+		"$RMBD" dev connect addr 10.0.0.1 export foo
+	expect 1 "" "rmbd: failed to monitor: $hint_client" \
 		"$RMBD" monitor dev count 1
 fi
+# Another thing not found is no module: its errno is told.
+expect 1 "" "rmbd: failed to connect device: No such file or directory: this machine has no host identity: write one to /etc/rmbd/hostid" \
+	env RMBD_HOSTID_FILE=/nonexistent RMBD_MACHINE_ID_FILE=/nonexistent \
+	"$RMBD" dev connect addr 10.0.0.1 export foo
 if [ -d /sys/module/rmbd_client ] || [ -d /sys/module/rmbd_target ]; then
 	skip "monitor without either module" "one is loaded"
 else
-	expect 1 "" "rmbd: failed to monitor: No such file or directory: neither rmbd-client nor rmbd-target is loaded" \
+	expect 1 "" "rmbd: failed to monitor: neither rmbd-client nor rmbd-target is loaded (modprobe -a rmbd-client rmbd-target)" \
 		"$RMBD" -j monitor
 fi
 

@@ -6,6 +6,8 @@
  *
  * Each call is logged, one line, to $RMBD_FAKE_LOG if set (the event
  * calls but rmbd_events_subscribe() excepted).
+ * rmbd_dev_get() of rmbd7, which the list does not have, returns a pool
+ * of three legs, as rmbd_dev_connect() makes one.
  * RMBD_FAKE_EMPTY=1: the lists are empty; =sessions: only the list of
  * sessions.
  * Names and addresses starting with "bad" fail with -EINVAL and a message.
@@ -28,6 +30,7 @@
 
 struct rmbd_ctx {
 	char errmsg[128];
+	unsigned int missing;	/* modules rmbd_events_subscribe() missed */
 	unsigned int ev_joined;
 	int ev_pipe[2];		/* one byte per event left to receive */
 	size_t ev_next;		/* in fake_events */
@@ -160,6 +163,11 @@ const char *rmbd_version(void)
 const char *rmbd_errmsg(const struct rmbd_ctx *ctx)
 {
 	return ctx->errmsg;
+}
+
+unsigned int rmbd_missing_modules(const struct rmbd_ctx *ctx)
+{
+	return ctx->missing;
 }
 
 int rmbd_export_add(struct rmbd_ctx *ctx, const char *name, uint64_t size,
@@ -311,6 +319,62 @@ int rmbd_listener_list(struct rmbd_ctx *ctx,
 	return 0;
 }
 
+/* The device that dev connect makes of opts, rmbd7 */
+static void fake_fill_dev(const struct rmbd_connect_opts *opts,
+			  struct rmbd_dev_info *out)
+{
+	struct rmbd_leg_opts one = { opts->addr, opts->port,
+				     opts->export_name };
+	const struct rmbd_leg_opts *legs = opts->nr_legs ? opts->legs : &one;
+	unsigned int i, nr_legs = opts->nr_legs ? opts->nr_legs : 1;
+
+	memset(out, 0, sizeof(*out));
+	out->index = 7;
+	snprintf(out->name, sizeof(out->name), "rmbd7");
+	out->size = 1073741824ULL;
+	out->slab_size = 67108864ULL;
+	out->state = RMBD_DEV_STATE_LIVE;
+	snprintf(out->addr, sizeof(out->addr), "%s", legs[0].addr);
+	out->port = legs[0].port ? legs[0].port : RMBD_DEFAULT_PORT;
+	snprintf(out->export_name, sizeof(out->export_name), "%s",
+		 legs[0].export_name);
+	out->nr_io_queues = opts->nr_io_queues ? opts->nr_io_queues : 2;
+	out->queue_depth = opts->queue_depth ? opts->queue_depth :
+			   RMBD_DEFAULT_QUEUE_DEPTH;
+	out->nr_poll_queues = opts->nr_poll_queues;
+	out->reconnect_delay = opts->reconnect_delay ? opts->reconnect_delay :
+			       RMBD_DEFAULT_RECONNECT_DELAY;
+	out->loss_timeout = opts->has_loss_timeout ? opts->loss_timeout :
+			    RMBD_DEFAULT_LOSS_TIMEOUT;
+	out->shared = opts->shared;
+	snprintf(out->host, sizeof(out->host), "%s",
+		 opts->host ? opts->host : "rmbd:uuid:default");
+	out->auth = opts->secret != NULL;
+	out->read_only = opts->read_only;
+	out->layout = opts->layout ? opts->layout : RMBD_LAYOUT_MIRROR;
+	out->copies = out->layout == RMBD_LAYOUT_POOL ?
+		      (opts->copies ? opts->copies : 2) : nr_legs;
+	out->extent_size = out->slab_size;
+	/* A pool of such legs: nr_legs / copies as large */
+	if (out->layout == RMBD_LAYOUT_POOL)
+		out->size = out->size / out->extent_size * nr_legs /
+			    out->copies * out->extent_size;
+	out->nr_legs = nr_legs;
+	for (i = 0; i < nr_legs; i++) {
+		struct rmbd_leg_info *l = &out->legs[i];
+
+		l->index = i;
+		l->state = RMBD_LEG_STATE_UP;
+		snprintf(l->addr, sizeof(l->addr), "%s", legs[i].addr);
+		l->port = legs[i].port ? legs[i].port : RMBD_DEFAULT_PORT;
+		snprintf(l->export_name, sizeof(l->export_name), "%s",
+			 legs[i].export_name);
+		l->size = out->size;
+		l->slab_size = out->slab_size;
+		l->nr_slabs = out->size / out->slab_size;
+	}
+}
+
 int rmbd_dev_connect(struct rmbd_ctx *ctx,
 		     const struct rmbd_connect_opts *opts,
 		     struct rmbd_dev_info *out)
@@ -369,51 +433,7 @@ int rmbd_dev_connect(struct rmbd_ctx *ctx,
 			 "the target does not allow this host to use the export");
 		return -EACCES;
 	}
-	memset(out, 0, sizeof(*out));
-	out->index = 7;
-	snprintf(out->name, sizeof(out->name), "rmbd7");
-	out->size = 1073741824ULL;
-	out->slab_size = 67108864ULL;
-	out->state = RMBD_DEV_STATE_LIVE;
-	snprintf(out->addr, sizeof(out->addr), "%s", legs[0].addr);
-	out->port = legs[0].port ? legs[0].port : RMBD_DEFAULT_PORT;
-	snprintf(out->export_name, sizeof(out->export_name), "%s",
-		 legs[0].export_name);
-	out->nr_io_queues = opts->nr_io_queues ? opts->nr_io_queues : 2;
-	out->queue_depth = opts->queue_depth ? opts->queue_depth :
-			   RMBD_DEFAULT_QUEUE_DEPTH;
-	out->nr_poll_queues = opts->nr_poll_queues;
-	out->reconnect_delay = opts->reconnect_delay ? opts->reconnect_delay :
-			       RMBD_DEFAULT_RECONNECT_DELAY;
-	out->loss_timeout = opts->has_loss_timeout ? opts->loss_timeout :
-			    RMBD_DEFAULT_LOSS_TIMEOUT;
-	out->shared = opts->shared;
-	snprintf(out->host, sizeof(out->host), "%s",
-		 opts->host ? opts->host : "rmbd:uuid:default");
-	out->auth = opts->secret != NULL;
-	out->read_only = opts->read_only;
-	out->layout = opts->layout ? opts->layout : RMBD_LAYOUT_MIRROR;
-	out->copies = out->layout == RMBD_LAYOUT_POOL ?
-		      (opts->copies ? opts->copies : 2) : nr_legs;
-	out->extent_size = out->slab_size;
-	/* A pool of such legs: nr_legs / copies as large */
-	if (out->layout == RMBD_LAYOUT_POOL)
-		out->size = out->size / out->extent_size * nr_legs /
-			    out->copies * out->extent_size;
-	out->nr_legs = nr_legs;
-	for (i = 0; i < nr_legs; i++) {
-		struct rmbd_leg_info *l = &out->legs[i];
-
-		l->index = i;
-		l->state = RMBD_LEG_STATE_UP;
-		snprintf(l->addr, sizeof(l->addr), "%s", legs[i].addr);
-		l->port = legs[i].port ? legs[i].port : RMBD_DEFAULT_PORT;
-		snprintf(l->export_name, sizeof(l->export_name), "%s",
-			 legs[i].export_name);
-		l->size = out->size;
-		l->slab_size = out->slab_size;
-		l->nr_slabs = out->size / out->slab_size;
-	}
+	fake_fill_dev(opts, out);
 	return 0;
 }
 
@@ -457,12 +477,30 @@ int rmbd_dev_list(struct rmbd_ctx *ctx,
 	return 0;
 }
 
+/* rmbd7, not listed: a pool of three legs, two copies of each extent */
+static const struct rmbd_leg_opts fake_pool_legs[] = {
+	{ "10.200.0.1", 0, "p0" },
+	{ "10.201.0.1", 0, "p1" },
+	{ "10.202.0.1", 0, "p2" },
+};
+
+static const struct rmbd_connect_opts fake_pool = {
+	.legs = fake_pool_legs,
+	.nr_legs = ARRAY_SIZE(fake_pool_legs),
+	.layout = RMBD_LAYOUT_POOL,
+	.copies = 2,
+};
+
 int rmbd_dev_get(struct rmbd_ctx *ctx, uint32_t index,
 		 struct rmbd_dev_info *out)
 {
 	size_t i;
 
 	fake_log("dev_get %u", index);
+	if (index == 7) {
+		fake_fill_dev(&fake_pool, out);
+		return 0;
+	}
 	for (i = 0; i < ARRAY_SIZE(fake_devs); i++) {
 		if (fake_devs[i].index == index) {
 			*out = fake_devs[i];
@@ -562,6 +600,7 @@ int rmbd_events_subscribe(struct rmbd_ctx *ctx, unsigned int which,
 			 which == RMBD_EVENTS_CLIENT ?
 			 "kernel module rmbd-client is not loaded" :
 			 "kernel module rmbd-target is not loaded");
+		ctx->missing = which & ~loaded;
 		if (joined)
 			*joined = ctx->ev_joined;
 		return -ENOENT;
