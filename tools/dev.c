@@ -151,7 +151,62 @@ bool dev_degraded(const struct rmbd_dev_info *d)
 	return false;
 }
 
-static void print_dev(const struct rmbd_dev_info *d)
+static void print_counters(const struct rmbd_dev_counters *c)
+{
+	print_u64(PRINT_ANY, "reads", "reads %" PRIu64, c->reads);
+	print_size(PRINT_ANY, "read_bytes", "read_bytes %s", c->read_bytes);
+	print_u64(PRINT_ANY, "writes", "writes %" PRIu64, c->writes);
+	print_size(PRINT_ANY, "write_bytes", "write_bytes %s", c->write_bytes);
+	print_u64(PRINT_ANY, "discards", "discards %" PRIu64, c->discards);
+	print_size(PRINT_ANY, "discard_bytes", "discard_bytes %s",
+		   c->discard_bytes);
+	print_u64(PRINT_ANY, "errors", "errors %" PRIu64, c->errors);
+	print_u64(PRINT_ANY, "requeues", "requeues %" PRIu64, c->requeues);
+	print_u64(PRINT_ANY, "timeouts", "timeouts %" PRIu64, c->timeouts);
+	print_u64(PRINT_ANY, "in_flight", "in_flight %" PRIu64, c->in_flight);
+}
+
+/*
+ * -s: the device's counters, "stats" in JSON, an indented line in text;
+ * then each hardware queue's, if there (rmbd dev show DEV).
+ */
+static void print_dev_stats(const struct rmbd_dev_stats *st)
+{
+	const struct rmbd_dev_counters *q;
+	uint32_t i;
+
+	if (!st || !st->valid)
+		return;
+	if (!print_is_json())
+		fputs("    ", stdout);
+	print_open_object_key("stats");
+	print_string(PRINT_TEXT, NULL, "%s", "stats");
+	print_counters(&st->total);
+	print_u64(PRINT_ANY, "reconnects", "reconnects %" PRIu64,
+		  st->total.reconnects);
+	if (!print_is_json())
+		print_close_object();
+	if (st->nr_queues) {
+		print_open_array_key("queues");
+		for (i = 0; i < st->nr_queues; i++) {
+			q = &st->queues[i];
+			if (!print_is_json())
+				fputs("    ", stdout);
+			print_open_object();
+			print_u64(PRINT_ANY, "index", "queue %" PRIu64,
+				  q->queue);
+			print_bool(PRINT_ANY, "poll", "poll", q->poll);
+			print_counters(q);
+			print_close_object();
+		}
+		print_close_array();
+	}
+	if (print_is_json())
+		print_close_object();
+}
+
+static void print_dev(const struct rmbd_dev_info *d,
+		      const struct rmbd_dev_stats *st)
 {
 	print_open_object();
 	print_u64(PRINT_JSON, "index", NULL, d->index);
@@ -191,12 +246,14 @@ static void print_dev(const struct rmbd_dev_info *d)
 		  "legs %" PRIu64, d->nr_legs);
 	print_bool(PRINT_ANY, "degraded", "degraded", dev_degraded(d));
 	if (print_is_json()) {
+		print_dev_stats(st);
 		print_legs(d);
 		print_spares(d);
 		print_placement(d);
 		print_close_object();
 	} else {
 		print_close_object();
+		print_dev_stats(st);
 		if (opt.details) {
 			print_legs(d);
 			print_spares(d);
@@ -512,7 +569,7 @@ static int dev_connect(int argc, char **argv)
 		ret = request_error(ctx, "connect device", ret);
 	} else {
 		if (opt.json)
-			print_dev(&info);
+			print_dev(&info, NULL);
 		else
 			printf("%s\n", info.name);
 		ret = 0;
@@ -610,21 +667,42 @@ static int dev_replace(int argc, char **argv)
 		ret = request_error(ctx, "replace leg", ret);
 	} else {
 		if (opt.json)
-			print_dev(&info);
+			print_dev(&info, NULL);
 		ret = 0;
 	}
 	rmbd_close(ctx);
 	return ret;
 }
 
+/* A device as dev show lists it, with the totals of its counters (-s) */
+struct dev_entry {
+	struct rmbd_dev_info info;
+	bool valid;
+	struct rmbd_dev_counters total;
+};
+
 static int collect_dev(const struct rmbd_dev_info *d, void *arg)
 {
-	return vec_push(arg, d);
+	struct dev_entry e = { .info = *d };
+
+	return vec_push(arg, &e);
+}
+
+static int collect_dev_stats(const struct rmbd_dev_info *d,
+			     const struct rmbd_dev_stats *st, void *arg)
+{
+	struct dev_entry e = { .info = *d, .valid = st->valid,
+			       .total = st->total };
+
+	return vec_push(arg, &e);
 }
 
 static int dev_show(int argc, char **argv)
 {
-	struct vec vec = { .size = sizeof(struct rmbd_dev_info) };
+	struct vec vec = { .size = sizeof(struct dev_entry) };
+	struct rmbd_dev_stats *st = NULL;
+	struct rmbd_dev_info info;
+	struct dev_entry *e;
 	struct rmbd_ctx *ctx;
 	bool one = argc > 0;
 	uint32_t index = 0;
@@ -636,29 +714,47 @@ static int dev_show(int argc, char **argv)
 		if (ret)
 			return ret;
 	}
+	if (opt.stats) {
+		st = calloc(1, sizeof(*st));
+		if (!st) {
+			fprintf(stderr, "rmbd: out of memory\n");
+			return 1;
+		}
+	}
 	ret = open_ctx(&ctx);
-	if (ret)
+	if (ret) {
+		free(st);
 		return ret;
+	}
 	if (one) {
-		struct rmbd_dev_info info;
-
-		ret = rmbd_dev_get(ctx, index, &info);
+		ret = st ? rmbd_dev_get_stats(ctx, index, &info, st) :
+		      rmbd_dev_get(ctx, index, &info);
 		if (!ret)
 			ret = collect_dev(&info, &vec);
 		if (ret < 0)
 			ret = request_error(ctx, "show device", ret);
 	} else {
-		ret = rmbd_dev_list(ctx, collect_dev, &vec);
+		ret = st ? rmbd_dev_list_stats(ctx, collect_dev_stats, &vec) :
+		      rmbd_dev_list(ctx, collect_dev, &vec);
 		if (ret < 0)
 			ret = request_error(ctx, "list devices", ret);
 	}
 	if (!ret) {
 		print_open_array();
-		for (i = 0; i < vec.n; i++)
-			print_dev((struct rmbd_dev_info *)vec.v + i);
+		for (i = 0; i < vec.n; i++) {
+			e = (struct dev_entry *)vec.v + i;
+			/* A list has each device's totals, not its queues'. */
+			if (st && !one) {
+				st->valid = e->valid;
+				st->total = e->total;
+				st->nr_queues = 0;
+			}
+			print_dev(&e->info, st);
+		}
 		print_close_array();
 	}
 	free(vec.v);
+	free(st);
 	rmbd_close(ctx);
 	return ret;
 }

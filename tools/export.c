@@ -30,6 +30,11 @@ static void print_session(const struct rmbd_session_info *s)
 	print_string(PRINT_TEXT, NULL, "%s", s->up ? "up" : "authenticating");
 	print_bool(PRINT_ANY, "auth", "auth", s->auth);
 	print_bool(PRINT_ANY, "read_only", "read_only", s->read_only);
+	/* Its slab registrations: in text with -s */
+	print_u64(opt.stats ? PRINT_ANY : PRINT_JSON, "mapped",
+		  "mapped %" PRIu64, s->mapped);
+	print_size(opt.stats ? PRINT_ANY : PRINT_JSON, "mapped_bytes",
+		   "mapped_bytes %s", s->mapped_bytes);
 	print_close_object();
 }
 

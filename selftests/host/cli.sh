@@ -327,11 +327,11 @@ exports_details="$(echo "$exports_text" | sed -n 1p)
 $sessions_foo
 $(echo "$exports_text" | sed -n 2p)
 $sessions_bar"
-session_list_foo='"session_list":[{"id":"3f2a9c0d1b2e4f60","host":"nqn.2014-08.org.nvmexpress:uuid:0b","peer":"10.200.0.1:41234","up":true,"auth":true,"read_only":false},{"id":"1c","host":"-","peer":"10.200.0.3:41300","up":false,"auth":false,"read_only":false}]'
-session_list_bar='"session_list":[{"id":"7","host":"-","peer":"[fd00::2]:41235","up":true,"auth":false,"read_only":true}]'
+session_list_foo='"session_list":[{"id":"3f2a9c0d1b2e4f60","host":"nqn.2014-08.org.nvmexpress:uuid:0b","peer":"10.200.0.1:41234","up":true,"auth":true,"read_only":false,"mapped":4,"mapped_bytes":268435456},{"id":"1c","host":"-","peer":"10.200.0.3:41300","up":false,"auth":false,"read_only":false,"mapped":0,"mapped_bytes":0}]'
+session_list_bar='"session_list":[{"id":"7","host":"-","peer":"[fd00::2]:41235","up":true,"auth":false,"read_only":true,"mapped":1,"mapped_bytes":2097152}]'
 exports_details_json="$(echo "$exports_json" | sed 's/\]}/],'"$session_list_foo"'}/; s/\]}\]$/],'"$session_list_bar"'}]/')"
 case $exports_details_json in
-*'"auth_hosts":["nqn.2014-08.org.nvmexpress:uuid:0b"],"session_list":[{"id":"3f2a9c0d1b2e4f60",'*'"auth_hosts":[],"session_list":[{"id":"7",'*'"read_only":true}]}]')
+*'"auth_hosts":["nqn.2014-08.org.nvmexpress:uuid:0b"],"session_list":[{"id":"3f2a9c0d1b2e4f60",'*'"auth_hosts":[],"session_list":[{"id":"7",'*'"read_only":true,"mapped":1,"mapped_bytes":2097152}]}]')
 	pass "exports_details_json built" ;;
 *)
 	fail "exports_details_json built"
@@ -395,7 +395,9 @@ expect 0 '[
                 "peer": "[fd00::2]:41235",
                 "up": true,
                 "auth": false,
-                "read_only": true
+                "read_only": true,
+                "mapped": 1,
+                "mapped_bytes": 2097152
             }
         ]
     }
@@ -697,12 +699,80 @@ for o in -jd -dj "-j -d" "-d --json"; do
 	expect 0 "[$(echo "$devs_json" | sed 's/^\[//; s/,{"index":3,.*//')]" "" \
 		"$FAKE" $o dev show 0
 done
-# -s: counters where an object has them; none has yet.
+# -s: counters where an object has them; listeners have none.
 for o in -s -stats --stats -st -sj; do
 	want=$listeners_text
 	[ "$o" = -sj ] && want=$listeners_json
 	expect 0 "$want" "" "$FAKE" $o listener
 done
+# Devices: a line of totals below each (none for rmbd3, failed while
+# connecting as far as the fake knows), each queue's for one device.
+devs_stats=$("$FAKE" dev show | sed '1a\
+    stats reads 3 read_bytes 12288 writes 6 write_bytes 3145728 discards 1 discard_bytes 2097152 errors 0 requeues 0 timeouts 0 in_flight 1 reconnects 0
+3a\
+    stats reads 250 read_bytes 1024000 writes 500 write_bytes 262144000 discards 6 discard_bytes 12582912 errors 4 requeues 26 timeouts 0 in_flight 6 reconnects 3
+4a\
+    stats reads 163 read_bytes 667648 writes 326 write_bytes 170917888 discards 1 discard_bytes 2097152 errors 0 requeues 0 timeouts 0 in_flight 1 reconnects 1')
+for o in -s -stats --stats; do
+	expect 0 "$devs_stats" "" "$FAKE" $o dev show
+done
+expect 0 "$("$FAKE" -h dev show 6)
+    stats reads 250 read_bytes 1000K writes 500 write_bytes 250M discards 6 discard_bytes 12M errors 4 requeues 26 timeouts 0 in_flight 6 reconnects 3
+    queue 0 reads 61 read_bytes 244K writes 122 write_bytes 61M discards 0 discard_bytes 0 errors 1 requeues 5 timeouts 0 in_flight 0
+    queue 1 reads 62 read_bytes 248K writes 124 write_bytes 62M discards 1 discard_bytes 2M errors 1 requeues 6 timeouts 0 in_flight 1
+    queue 2 reads 63 read_bytes 252K writes 126 write_bytes 63M discards 2 discard_bytes 4M errors 1 requeues 7 timeouts 0 in_flight 2
+    queue 3 reads 64 read_bytes 256K writes 128 write_bytes 64M discards 3 discard_bytes 6M errors 1 requeues 8 timeouts 0 in_flight 3" \
+	"" "$FAKE" -s -h dev show 6
+log_reset
+"$FAKE" -s dev show 6 >/dev/null
+log_is "open
+dev_get_stats 6" "-s dev show DEV asks for the counters of each queue"
+# JSON: the same keys; the totals are the queues' sums; a list has no
+# queues; bytes stay exact with -h.
+if command -v jq >/dev/null; then
+	"$FAKE" -s -h -j dev show 6 >"$tmp/out" 2>"$tmp/err"
+	if jq -e '.[0].stats as $s | ($s.queues | length) == 4 and
+		  ([$s.queues[].reads] | add) == $s.reads and
+		  ([$s.queues[].write_bytes] | add) == $s.write_bytes and
+		  ([$s.queues[].requeues] | add) == $s.requeues and
+		  ([$s.queues[].in_flight] | add) == $s.in_flight and
+		  $s.write_bytes == 262144000 and $s.reconnects == 3 and
+		  ([$s.queues[].index] == [0, 1, 2, 3]) and
+		  ($s | keys_unsorted) == ["reads", "read_bytes", "writes",
+			"write_bytes", "discards", "discard_bytes", "errors",
+			"requeues", "timeouts", "in_flight", "reconnects",
+			"queues"]' "$tmp/out" >/dev/null && [ ! -s "$tmp/err" ]; then
+		pass "-s -j dev show DEV: totals are the queues' sums, keys as in text"
+	else
+		fail "-s -j dev show DEV"
+		sed 's/^/# /' "$tmp/out" "$tmp/err"
+	fi
+	"$FAKE" -s -j dev show >"$tmp/out"
+	if jq -e '[.[] | .stats | if . == null then null else has("queues") end] ==
+		  [false, null, false, false]' "$tmp/out" >/dev/null &&
+	   ! "$FAKE" -j dev show | jq -e '.[] | select(has("stats"))' >/dev/null; then
+		pass "-s -j dev show: totals only, none for a device without them; none without -s"
+	else
+		fail "-s -j dev show"
+		sed 's/^/# /' "$tmp/out"
+	fi
+	"$FAKE" -j -d export show >"$tmp/out"
+	if jq -e '[.[].session_list[]? | [.mapped, .mapped_bytes]] ==
+		  [[4, 268435456], [0, 0], [1, 2097152]]' "$tmp/out" >/dev/null; then
+		pass "-j -d export show: each session's mapped slabs and bytes"
+	else
+		fail "-j -d export show: mapped"
+		sed 's/^/# /' "$tmp/out"
+	fi
+fi
+"$FAKE" -s -d export show >"$tmp/out"
+if grep -qx '    session 3f2a9c0d1b2e4f60 host nqn.2014-08.org.nvmexpress:uuid:0b peer 10.200.0.1:41234 up auth mapped 4 mapped_bytes 268435456' "$tmp/out" &&
+   ! "$FAKE" -d export show | grep -q mapped_bytes; then
+	pass "-s -d export show: sessions' mapped slabs and bytes, only with -s"
+else
+	fail "-s -d export show"
+	sed 's/^/# /' "$tmp/out"
+fi
 for o in -V -version --version -Version -vers --v -jV; do
 	expect 0 "$("$RMBD" -V)" "" "$RMBD" $o
 done

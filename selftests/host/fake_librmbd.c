@@ -477,6 +477,98 @@ int rmbd_dev_list(struct rmbd_ctx *ctx,
 	return 0;
 }
 
+/*
+ * Counters: from the device's index, so that each is told apart; rmbd3
+ * (failed) has none, as a device being connected or disconnected.
+ */
+static void fake_counters(uint32_t index, uint32_t q,
+			  struct rmbd_dev_counters *c)
+{
+	uint64_t k = (uint64_t)index * 10 + q + 1;
+
+	memset(c, 0, sizeof(*c));
+	c->queue = q;
+	c->reads = k;
+	c->read_bytes = k * 4096;
+	c->writes = 2 * k;
+	c->write_bytes = k << 20;
+	c->discards = q;
+	c->discard_bytes = (uint64_t)q << 21;
+	c->errors = index == 6 ? 1 : 0;
+	c->requeues = index == 6 ? 5 + q : 0;
+	c->timeouts = 0;
+	c->in_flight = q;
+}
+
+static void fake_stats(const struct rmbd_dev_info *d, bool queues,
+		       struct rmbd_dev_stats *st)
+{
+	struct rmbd_dev_counters *t = &st->total;
+	uint32_t q, nr = d->nr_io_queues + d->nr_poll_queues;
+
+	memset(st, 0, sizeof(*st));
+	if (d->index == 3)
+		return;
+	st->valid = true;
+	for (q = 0; q < nr; q++) {
+		struct rmbd_dev_counters c;
+
+		fake_counters(d->index, q, &c);
+		c.poll = q >= d->nr_io_queues;
+		t->reads += c.reads;
+		t->read_bytes += c.read_bytes;
+		t->writes += c.writes;
+		t->write_bytes += c.write_bytes;
+		t->discards += c.discards;
+		t->discard_bytes += c.discard_bytes;
+		t->errors += c.errors;
+		t->requeues += c.requeues;
+		t->in_flight += c.in_flight;
+		if (queues)
+			st->queues[st->nr_queues++] = c;
+	}
+	t->reconnects = d->nr_reconnects;
+}
+
+int rmbd_dev_list_stats(struct rmbd_ctx *ctx,
+			int (*cb)(const struct rmbd_dev_info *,
+				  const struct rmbd_dev_stats *, void *),
+			void *arg)
+{
+	static struct rmbd_dev_stats st;
+	size_t i;
+	int ret;
+
+	(void)ctx;
+	fake_log("dev_list_stats");
+	if (fake_empty())
+		return 0;
+	for (i = 0; i < ARRAY_SIZE(fake_devs); i++) {
+		fake_stats(&fake_devs[i], false, &st);
+		ret = cb(&fake_devs[i], &st, arg);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int rmbd_dev_get_stats(struct rmbd_ctx *ctx, uint32_t index,
+		       struct rmbd_dev_info *out, struct rmbd_dev_stats *stats)
+{
+	size_t i;
+
+	fake_log("dev_get_stats %u", index);
+	for (i = 0; i < ARRAY_SIZE(fake_devs); i++) {
+		if (fake_devs[i].index == index) {
+			*out = fake_devs[i];
+			fake_stats(out, true, stats);
+			return 0;
+		}
+	}
+	ctx->errmsg[0] = '\0';
+	return -ENODEV;
+}
+
 /* rmbd7, not listed: a pool of three legs, two copies of each extent */
 static const struct rmbd_leg_opts fake_pool_legs[] = {
 	{ "10.200.0.1", 0, "p0" },
