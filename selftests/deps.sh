@@ -49,6 +49,8 @@ required=(
 	dkms
 	python3-yaml
 	udev
+	man-db
+	bsdextrautils
 )
 optional=(
 	linux-source-6.1

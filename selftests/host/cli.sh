@@ -1159,6 +1159,9 @@ same_keys -d dev
 same_keys -d dev show rmbd7
 same_keys monitor count 11
 same_keys -d monitor count 11
+same_keys -s dev
+same_keys -s -d dev
+same_keys -s -d export
 
 # -t[imestamp]: each event stamped with the local time it came, as RFC
 # 3339 with microseconds: first in text, in brackets; the first key in

@@ -130,7 +130,7 @@ got=$(dev_jq "$dev" '[.placement.pattern[] | [.copies[] | "\(.leg)@\(.offset)"] 
 	fail "placement of the first three extents: $got"
 (( $(blockdev --getsize64 "/dev/$dev") == 36 * MiB )) ||
 	fail "/dev/$dev has $(blockdev --getsize64 "/dev/$dev") bytes, not 36M"
-rmbd_cli -d dev show "$dev" | grep -q "placement: extent_size $(( 2 * MiB )) extents 18 period 3 " ||
+rmbd_cli -d dev show "$dev" | grep -q "placement: extent_size $(( 2 * MiB )) extents 18 period 3" ||
 	fail "dev show -d shows no placement: $(rmbd_cli -d dev show "$dev")"
 
 "$RMBD_BIN" -j monitor dev > "$out/events" 2> "$out/monitor.err" &

@@ -6,7 +6,8 @@
 # into scratch trees; here:
 # - make install put each file where it belongs: modules under
 #   /lib/modules/KVER/updates/rmbd, librmbd (shared, static, header,
-#   pkg-config file), the CLI, its man pages, the udev rule;
+#   pkg-config file), the CLI, its man pages and bash completion, the
+#   udev rule;
 # - a program built with pkg-config's flags for the installed librmbd
 #   compiles, links against the shared library and runs;
 # - the installed CLI reports the version of ../VERSION;
@@ -70,6 +71,7 @@ want=(
 	usr/share/man/man8/rmbd-dev.8
 	usr/share/man/man8/rmbd-export.8
 	usr/lib/udev/rules.d/60-rmbd.rules
+	usr/share/bash-completion/completions/rmbd
 )
 for f in "${want[@]}"; do
 	[[ -e $root/$f ]] || fail "make install did not install /$f; it installed: $(cd "$root" && find . -type f | sort | tr '\n' ' ')"
