@@ -10,6 +10,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <linux/rmbd_proto.h>
@@ -38,6 +39,7 @@ static const struct object *const objects[] = {
 static void main_help(FILE *f)
 {
 	fputs("Usage: rmbd [ OPTIONS ] OBJECT { COMMAND | help }\n"
+	      "       rmbd [ OPTIONS ] -b[atch] FILE [ -f[orce] ]\n"
 	      "       rmbd help [ OBJECT ]\n"
 	      "where  OBJECT := { export | listener | dev | monitor | host |\n"
 	      "                   secret }\n"
@@ -45,7 +47,10 @@ static void main_help(FILE *f)
 	      "                    -h[uman] | -t[imestamp] | -V[ersion] | -help }\n"
 	      "       An option is -NAME, --NAME or a unique prefix of either "
 	      "(-det);\n"
-	      "       letters go together after one dash (-jd).\n", f);
+	      "       letters go together after one dash (-jd).\n"
+	      "       -batch: one command a line of FILE (- for stdin), "
+	      "without \"rmbd\";\n"
+	      "       stops at the first that fails unless -force.\n", f);
 }
 
 static int match_object(const char *word, const struct object **obj)
@@ -133,8 +138,15 @@ static void print_versions(void)
 /* The options before the object. */
 enum global_opt {
 	OPT_JSON, OPT_PRETTY, OPT_DETAILS, OPT_STATS, OPT_HUMAN, OPT_TIMESTAMP,
-	OPT_VERSION, OPT_HELP,
+	OPT_VERSION, OPT_HELP, OPT_BATCH, OPT_FORCE,
 };
+
+/* apply_opt(): the option takes the next word (-batch FILE) */
+#define OPT_NEEDS_FILE	3
+
+/* -batch FILE, and -force: go on after a command that failed */
+static const char *batch_file;
+static bool batch_force;
 
 /*
  * Their names, and the letters that stand for them alone or bundled
@@ -149,6 +161,8 @@ static const char *const opt_names[] = {
 	[OPT_TIMESTAMP]	= "timestamp",
 	[OPT_VERSION]	= "version",
 	[OPT_HELP]	= "help",
+	[OPT_BATCH]	= "batch",
+	[OPT_FORCE]	= "force",
 	NULL
 };
 
@@ -161,6 +175,8 @@ static const char opt_letters[] = {
 	[OPT_TIMESTAMP]	= 't',
 	[OPT_VERSION]	= 'V',
 	[OPT_HELP]	= '\0',
+	[OPT_BATCH]	= 'b',
+	[OPT_FORCE]	= 'f',
 };
 
 static int opt_by_letter(char c)
@@ -173,7 +189,7 @@ static int opt_by_letter(char c)
 	return -1;
 }
 
-/* 1: go on; 0: done, exit 0 (help, version). */
+/* 1: go on; 0: done, exit 0 (help, version); OPT_NEEDS_FILE. */
 static int apply_opt(int o)
 {
 	switch (o) {
@@ -202,6 +218,12 @@ static int apply_opt(int o)
 	case OPT_HELP:
 		main_help(stdout);
 		return 0;
+	case OPT_BATCH:
+		/* Its FILE is the next word (parse_opt()'s caller). */
+		return OPT_NEEDS_FILE;
+	case OPT_FORCE:
+		batch_force = true;
+		break;
 	}
 	return 1;
 }
@@ -211,7 +233,7 @@ static int apply_opt(int o)
  * unique prefix of the name ("-j", "-det", "--pre"), in any case
  * ("-Version"); a letter alone is its option's.  After one dash, letters
  * of options may be bundled ("-jd").  Returns 1 to go on, 0 to exit 0,
- * or EXIT_USAGE.
+ * OPT_NEEDS_FILE for -batch, or EXIT_USAGE.
  */
 static int parse_opt(const char *arg)
 {
@@ -247,33 +269,23 @@ static int parse_opt(const char *arg)
 		return usage_error("invalid option '%s'", arg);
 	for (i = 0; i < len; i++) {
 		ret = apply_opt(opt_by_letter(w[i]));
+		/* -b takes the next word: last of a bundle ("-jb FILE") */
+		if (ret == OPT_NEEDS_FILE && i + 1 < len)
+			return usage_error("option '-b' must come last in '%s'",
+					   arg);
 		if (ret != 1)
 			return ret;
 	}
 	return 1;
 }
 
-int main(int argc, char **argv)
+/* One command: OBJECT [ COMMAND [ ARGS ] ], or help. */
+static int run_command(int argc, char **argv)
 {
 	const struct object *obj;
 	int ret;
 
-	argc--;
-	argv++;
-	while (argc > 0 && argv[0][0] == '-' && argv[0][1]) {
-		if (!strcmp(argv[0], "--")) {
-			argc--;
-			argv++;
-			break;
-		}
-		ret = parse_opt(argv[0]);
-		if (ret != 1)
-			return ret;
-		argc--;
-		argv++;
-	}
-	print_init(opt.json, opt.pretty, opt.human);
-
+	cur_object = NULL;
 	if (argc < 1)
 		return usage_error("missing object");
 	ret = match_object(argv[0], &obj);
@@ -295,4 +307,142 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	return run_object(obj, argc - 1, argv + 1);
+}
+
+#define BATCH_MAX_WORDS	64
+
+/*
+ * Split @line into words, in place: blanks separate them, '#' at the
+ * start of a word starts a comment, "..." and '...' quote, and a
+ * backslash takes the next character as it is.  The number of words, or
+ * -1 with @why set.
+ */
+static int split_line(char *line, char **words, const char **why)
+{
+	char *in = line, *out = line, quote;
+	int n = 0;
+
+	for (;;) {
+		while (*in == ' ' || *in == '\t' || *in == '\n' || *in == '\r')
+			in++;
+		if (!*in || *in == '#')
+			return n;
+		if (n == BATCH_MAX_WORDS) {
+			*why = "too many words";
+			return -1;
+		}
+		words[n++] = out;
+		quote = 0;
+		for (; *in; in++) {
+			if (quote && *in == quote) {
+				quote = 0;
+			} else if (!quote && (*in == '"' || *in == '\'')) {
+				quote = *in;
+			} else if (*in == '\\' && quote != '\'') {
+				if (!in[1] || in[1] == '\n')
+					break;
+				*out++ = *++in;
+			} else if (!quote && (*in == ' ' || *in == '\t' ||
+					      *in == '\n' || *in == '\r')) {
+				break;
+			} else {
+				*out++ = *in;
+			}
+		}
+		if (quote) {
+			*why = "unterminated quote";
+			return -1;
+		}
+		if (*in)
+			in++;
+		*out++ = '\0';
+	}
+}
+
+/*
+ * rmbd -batch FILE: each line a command as after "rmbd [ OPTIONS ]".
+ * Stops at the first that fails, unless -force; then exits 1.
+ */
+static int run_batch(const char *file)
+{
+	char *line = NULL, *words[BATCH_MAX_WORDS];
+	unsigned long lineno = 0;
+	size_t cap = 0;
+	const char *why;
+	int n, ret, rc = 0;
+	FILE *f;
+
+	f = strcmp(file, "-") ? fopen(file, "re") : stdin;
+	if (!f) {
+		fprintf(stderr, "rmbd: %s: cannot open: %s\n", file,
+			strerror(errno));
+		return EXIT_FAIL;
+	}
+	while (getline(&line, &cap, f) >= 0) {
+		lineno++;
+		n = split_line(line, words, &why);
+		if (n < 0) {
+			fprintf(stderr, "rmbd: %s:%lu: %s\n", file, lineno, why);
+			ret = EXIT_USAGE;
+		} else if (!n) {
+			continue;
+		} else {
+			ret = run_command(n, words);
+			fflush(stdout);
+		}
+		if (ret) {
+			fprintf(stderr, "rmbd: %s:%lu: command failed\n", file,
+				lineno);
+			rc = EXIT_FAIL;
+			if (!batch_force)
+				break;
+		}
+	}
+	if (ferror(f) && !rc) {
+		fprintf(stderr, "rmbd: cannot read %s\n", file);
+		rc = EXIT_FAIL;
+	}
+	free(line);
+	if (f != stdin)
+		fclose(f);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	int ret;
+
+	argc--;
+	argv++;
+	while (argc > 0 && argv[0][0] == '-' && argv[0][1]) {
+		if (!strcmp(argv[0], "--")) {
+			argc--;
+			argv++;
+			break;
+		}
+		ret = parse_opt(argv[0]);
+		if (ret == OPT_NEEDS_FILE) {
+			if (argc < 2)
+				return usage_error("option '%s' needs a file",
+						   argv[0]);
+			batch_file = argv[1];
+			argc--;
+			argv++;
+		} else if (ret != 1) {
+			return ret;
+		}
+		argc--;
+		argv++;
+	}
+	print_init(opt.json, opt.pretty, opt.human);
+
+	if (batch_file) {
+		if (argc > 0)
+			return usage_error("unexpected argument '%s' after -batch",
+					   argv[0]);
+		return run_batch(batch_file);
+	}
+	if (batch_force)
+		return usage_error("-force goes with -batch");
+	return run_command(argc, argv);
 }

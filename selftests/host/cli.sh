@@ -107,6 +107,48 @@ log_reset
 usage "" "missing object"
 usage "" "unknown object 'foo'" foo
 usage "" "invalid option '-x'" -x export
+
+# -batch FILE: a command a line; comments, blank lines and quotes; the
+# first that fails stops it (exit 1, its line named) unless -force.
+cat >"$tmp/batch" <<'BATCH'
+# a target's setup
+export add b1 size 1G   # a comment
+
+  listener add 10.0.0.1 port "7471"
+export add 'b 2' size 1G
+listener show
+BATCH
+log_reset
+expect 1 "" "rmbd: invalid export name 'b 2'
+Try 'rmbd export help'.
+rmbd: $tmp/batch:5: command failed" "$FAKE" -batch "$tmp/batch"
+if grep -q '^export_add b1 1073741824 0$' "$RMBD_FAKE_LOG" &&
+   grep -q '^listener_add 10.0.0.1 7471 0$' "$RMBD_FAKE_LOG" &&
+   ! grep -q '^listener_list$' "$RMBD_FAKE_LOG"; then
+	pass "-batch runs the lines up to the one that fails"
+else
+	fail "-batch: library calls $(tr '\n' ';' <"$RMBD_FAKE_LOG")"
+fi
+log_reset
+"$FAKE" -f -b "$tmp/batch" >"$tmp/out" 2>/dev/null
+rc=$?
+if [ $rc = 1 ] && grep -q '^listener_list$' "$RMBD_FAKE_LOG" &&
+   [ "$(cat "$tmp/out")" = "$("$FAKE" listener show)" ]; then
+	pass "-force -batch goes on after a failed line, exit 1"
+else
+	fail "-force -batch: exit $rc, calls $(tr '\n' ';' <"$RMBD_FAKE_LOG")"
+fi
+expect 0 "$("$FAKE" -j listener show)" "" sh -c "printf 'listener show\n' | '$FAKE' -jb -"
+expect 1 "" "rmbd: $tmp/nofile: cannot open: No such file or directory" \
+	"$FAKE" -batch "$tmp/nofile"
+printf 'export add "b3 size 1G\n' >"$tmp/batch2"
+expect 1 "" "rmbd: $tmp/batch2:1: unterminated quote
+rmbd: $tmp/batch2:1: command failed" "$FAKE" -batch "$tmp/batch2"
+log_reset
+usage "" "option '-batch' needs a file" -batch
+usage "" "option '-b' must come last in '-bj'" -bj "$tmp/batch"
+usage "" "unexpected argument 'listener' after -batch" -b "$tmp/batch" listener
+usage "" "-force goes with -batch" -force listener
 usage "" "invalid option '--bogus'" --bogus export
 usage "" "unknown object 'nope'" help nope
 usage export "unknown export command 'frob'" export frob
