@@ -735,39 +735,53 @@ static int rmbd_c_replace(struct sk_buff *skb, struct genl_info *info)
 static int rmbd_c_get(struct sk_buff *skb, struct genl_info *info)
 {
 	bool stats = info->attrs[RMBD_CLIENT_ATTR_GET_STATS];
+	u32 index;
 	struct sk_buff *reply;
 	struct rmbd_c_dev *dev;
+	size_t size = 0;
 	int ret;
 
 	if (GENL_REQ_ATTR_CHECK(info, RMBD_CLIENT_ATTR_DEV_INDEX))
 		return -EINVAL;
+	index = nla_get_u32(info->attrs[RMBD_CLIENT_ATTR_DEV_INDEX]);
+	/*
+	 * The reply is allocated without rmbd_c_mutex, which recovery takes:
+	 * the allocation may wait for reclaim, which may write to a device
+	 * that recovers.  Its size, with each hardware queue's counters,
+	 * comes from a first look.
+	 */
+	if (stats) {
+		mutex_lock(&rmbd_c_mutex);
+		dev = rmbd_c_dev_find(index);
+		if (dev)
+			size = rmbd_c_stats_size(dev);
+		mutex_unlock(&rmbd_c_mutex);
+	}
+	reply = genlmsg_new(NLMSG_DEFAULT_SIZE + size, GFP_KERNEL);
+	if (!reply) {
+		NL_SET_ERR_MSG(info->extack, "cannot allocate the reply");
+		return -ENOMEM;
+	}
 	mutex_lock(&rmbd_c_mutex);
-	dev = rmbd_c_dev_find(nla_get_u32(info->attrs[RMBD_CLIENT_ATTR_DEV_INDEX]));
+	dev = rmbd_c_dev_find(index);
 	if (!dev) {
 		NL_SET_ERR_MSG_ATTR(info->extack,
 				    info->attrs[RMBD_CLIENT_ATTR_DEV_INDEX],
 				    "no such device");
 		ret = -ENODEV;
-		goto out;
+	} else {
+		/* -EMSGSIZE if another device took the index meanwhile */
+		ret = rmbd_c_fill_dev_get(reply, dev, info->snd_portid,
+					  info->snd_seq, 0,
+					  stats ? RMBD_C_STATS_QUEUES :
+					  RMBD_C_STATS_NONE);
 	}
-	/* With each hardware queue's counters, if asked: sized for them */
-	reply = genlmsg_new(NLMSG_DEFAULT_SIZE +
-			    (stats ? rmbd_c_stats_size(dev) : 0), GFP_KERNEL);
-	if (!reply) {
-		NL_SET_ERR_MSG(info->extack, "cannot allocate the reply");
-		ret = -ENOMEM;
-		goto out;
-	}
-	ret = rmbd_c_fill_dev_get(reply, dev, info->snd_portid,
-				  info->snd_seq, 0,
-				  stats ? RMBD_C_STATS_QUEUES : RMBD_C_STATS_NONE);
-	if (ret)
-		nlmsg_free(reply);
-	else
-		ret = genlmsg_reply(reply, info);
-out:
 	mutex_unlock(&rmbd_c_mutex);
-	return ret;
+	if (ret) {
+		nlmsg_free(reply);
+		return ret;
+	}
+	return genlmsg_reply(reply, info);
 }
 
 /* Every device; with GET_STATS, the totals of each one's counters. */
