@@ -210,15 +210,21 @@ void rmbd_c_uevent_stop(struct rmbd_c_dev *dev)
 
 /*
  * Queue a uevent for @event, with the state @dev is in now.  Allocates
- * nothing: an event that finds the queue full is dropped (the state in
- * the ones before it is a moment old, the netlink event has it).
+ * nothing: a full queue loses its oldest event, so that the last one
+ * udev sees has the current state (the netlink events have them all).
+ * Sent from the system workqueue: not from rmbd_c_wq, whose rescuer
+ * recovery needs and which a uevent's allocations could hold up.
  */
 void rmbd_c_uevent(struct rmbd_c_dev *dev, u8 event)
 {
 	u16 ev = (u16)event << 8 | READ_ONCE(dev->state);
 
 	spin_lock(&dev->uevent_lock);
-	if (dev->uevents_on && kfifo_put(&dev->uevents, ev))
-		queue_work(rmbd_c_wq, &dev->uevent_work);
+	if (dev->uevents_on) {
+		if (kfifo_is_full(&dev->uevents))
+			kfifo_skip(&dev->uevents);
+		kfifo_put(&dev->uevents, ev);
+		queue_work(system_wq, &dev->uevent_work);
+	}
 	spin_unlock(&dev->uevent_lock);
 }
