@@ -18,24 +18,8 @@ trap 'rm -rf "$tmp"' EXIT
 export RMBD_FAKE_LOG=$tmp/log
 unset RMBD_FAKE_EMPTY RMBD_FAKE_FAIL RMBD_FAKE_MODULES
 
-n=0
-failed=0
-
-pass() {
-	n=$((n + 1))
-	echo "ok $n - $1"
-}
-
-fail() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $1"
-}
-
-skip() {
-	n=$((n + 1))
-	echo "ok $n - $1 # SKIP $2"
-}
+# shellcheck source=tap.sh
+. "$here/tap.sh"
 
 # Writes $1 as lines, nothing if empty.
 lines() {
@@ -1394,5 +1378,4 @@ else
 		"$RMBD" -j monitor
 fi
 
-echo "1..$n"
-[ "$failed" = 0 ]
+tap_end

@@ -13,19 +13,8 @@ FAKE=${RMBD_FAKE:-$here/rmbd-fake}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-n=0
-failed=0
-
-pass() {
-	n=$((n + 1))
-	echo "ok $n - $1"
-}
-
-fail() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $1"
-}
+# shellcheck source=tap.sh
+. "$here/tap.sh"
 
 if [ ! -x "$FAKE" ]; then
 	echo "Bail out! $FAKE not built"
@@ -186,5 +175,4 @@ else
 	find "$tmp/root" -type f | sed 's/^/# left: /'
 fi
 
-echo "1..$n"
-[ "$failed" = 0 ]
+tap_end

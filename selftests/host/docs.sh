@@ -17,24 +17,8 @@ RMBD=${RMBD:-$top/tools/rmbd}
 man=$top/Documentation/man
 guide=$top/Documentation/admin-guide.rst
 
-n=0
-failed=0
-
-pass() {
-	n=$((n + 1))
-	echo "ok $n - $1"
-}
-
-fail() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $1"
-}
-
-skip() {
-	n=$((n + 1))
-	echo "ok $n - $1 # SKIP $2"
-}
+# shellcheck source=tap.sh
+. "$here/tap.sh"
 
 # render PAGE: the man page as text, one line per paragraph.
 render() {
@@ -160,5 +144,4 @@ else
 	fail "kmod: an events group without GENL_MCAST_CAP_NET_ADMIN ($groups of 2)"
 fi
 
-echo "1..$n"
-[ "$failed" = 0 ]
+tap_end
