@@ -434,7 +434,7 @@ static int parse_legs(struct keyword *kw, int argc, char **argv,
 	return 0;
 }
 
-static int dev_connect(int argc, char **argv)
+int dev_connect_parse(int argc, char **argv, struct connect_req *r)
 {
 	struct keyword kw[] = {
 		[KW_ADDR] = { .name = "addr", .has_value = true },
@@ -456,26 +456,20 @@ static int dev_connect(int argc, char **argv)
 		[KW_SPARE] = { .name = "spare" },
 		{ }
 	};
-	struct rmbd_leg_opts legs[RMBD_MAX_LEGS] = { { 0 } };
-	struct rmbd_leg_opts spares[RMBD_MAX_SPARES] = { { 0 } };
-	unsigned int nr_spares = 0;
-	uint8_t secret[RMBD_SECRET_MAX];
+	struct rmbd_connect_opts *o = &r->o;
 	size_t secret_len = 0;
-	struct rmbd_connect_opts o = { 0 };
-	char host[RMBD_HOST_MAX];
-	struct rmbd_dev_info info;
-	unsigned int nr_legs = 0;
-	struct rmbd_ctx *ctx;
 	char **rest;
 	int nr_rest, ret;
+
+	memset(r, 0, sizeof(*r));
 
 	rest = calloc(argc + 1, sizeof(*rest));
 	if (!rest) {
 		fprintf(stderr, "rmbd: %s\n", strerror(ENOMEM));
 		return EXIT_FAIL;
 	}
-	ret = parse_legs(kw, argc, argv, legs, &nr_legs, spares, &nr_spares,
-			 rest, &nr_rest);
+	ret = parse_legs(kw, argc, argv, r->legs, &r->nr_legs, r->spares,
+			 &r->nr_spares, rest, &nr_rest);
 	if (!ret)
 		ret = parse_keywords(kw, nr_rest, rest);
 	free(rest);
@@ -483,43 +477,43 @@ static int dev_connect(int argc, char **argv)
 		return ret;
 	if (kw[KW_QUEUES].seen &&
 	    parse_uint(kw[KW_QUEUES].value, 1, RMBD_MAX_IO_QUEUES,
-		       &o.nr_io_queues))
+		       &o->nr_io_queues))
 		return usage_error("invalid queues '%s' (1-%d)",
 				   kw[KW_QUEUES].value, RMBD_MAX_IO_QUEUES);
 	if (kw[KW_DEPTH].seen &&
 	    parse_uint(kw[KW_DEPTH].value, 1, RMBD_MAX_QUEUE_DEPTH,
-		       &o.queue_depth))
+		       &o->queue_depth))
 		return usage_error("invalid depth '%s' (1-%d)",
 				   kw[KW_DEPTH].value, RMBD_MAX_QUEUE_DEPTH);
 	if (kw[KW_POLLQ].seen &&
 	    parse_uint(kw[KW_POLLQ].value, 0, RMBD_MAX_IO_QUEUES,
-		       &o.nr_poll_queues))
+		       &o->nr_poll_queues))
 		return usage_error("invalid pollq '%s' (0-%d)",
 				   kw[KW_POLLQ].value, RMBD_MAX_IO_QUEUES);
 	if (kw[KW_RECONNECT_DELAY].seen &&
 	    parse_uint(kw[KW_RECONNECT_DELAY].value, 1,
-		       RMBD_MAX_RECONNECT_DELAY, &o.reconnect_delay))
+		       RMBD_MAX_RECONNECT_DELAY, &o->reconnect_delay))
 		return usage_error("invalid reconnect_delay '%s' (1-%d)",
 				   kw[KW_RECONNECT_DELAY].value,
 				   RMBD_MAX_RECONNECT_DELAY);
 	if (kw[KW_LOSS_TIMEOUT].seen &&
 	    parse_uint(kw[KW_LOSS_TIMEOUT].value, 0, RMBD_MAX_LOSS_TIMEOUT,
-		       &o.loss_timeout))
+		       &o->loss_timeout))
 		return usage_error("invalid loss_timeout '%s' (0-%d)",
 				   kw[KW_LOSS_TIMEOUT].value,
 				   RMBD_MAX_LOSS_TIMEOUT);
-	o.has_loss_timeout = kw[KW_LOSS_TIMEOUT].seen;
-	o.shared = kw[KW_SHARED].seen;
-	o.read_only = kw[KW_READ_ONLY].seen;
+	o->has_loss_timeout = kw[KW_LOSS_TIMEOUT].seen;
+	o->shared = kw[KW_SHARED].seen;
+	o->read_only = kw[KW_READ_ONLY].seen;
 	if (kw[KW_HOST].seen && !rmbd_valid_host(kw[KW_HOST].value))
 		return usage_error("invalid host identity '%s'",
 				   kw[KW_HOST].value);
-	o.host = kw[KW_HOST].value;
+	o->host = kw[KW_HOST].value;
 	if (kw[KW_LAYOUT].seen) {
 		if (!strcmp(kw[KW_LAYOUT].value, "mirror"))
-			o.layout = RMBD_LAYOUT_MIRROR;
+			o->layout = RMBD_LAYOUT_MIRROR;
 		else if (!strcmp(kw[KW_LAYOUT].value, "pool"))
-			o.layout = RMBD_LAYOUT_POOL;
+			o->layout = RMBD_LAYOUT_POOL;
 		else
 			return usage_error("invalid layout '%s' (mirror, pool)",
 					   kw[KW_LAYOUT].value);
@@ -527,43 +521,57 @@ static int dev_connect(int argc, char **argv)
 	if (kw[KW_COPIES].seen) {
 		unsigned int copies;
 
-		if (o.layout != RMBD_LAYOUT_POOL)
+		if (o->layout != RMBD_LAYOUT_POOL)
 			return usage_error("copies belongs to layout pool");
-		if (parse_uint(kw[KW_COPIES].value, 1, nr_legs, &copies))
+		if (parse_uint(kw[KW_COPIES].value, 1, r->nr_legs, &copies))
 			return usage_error("invalid copies '%s' (1-%u, the legs)",
-					   kw[KW_COPIES].value, nr_legs);
-		o.copies = copies;
+					   kw[KW_COPIES].value, r->nr_legs);
+		o->copies = copies;
 	}
 	if (kw[KW_SECRET].seen) {
-		ret = read_secret_kw(&kw[KW_SECRET], secret, &secret_len);
+		ret = read_secret_kw(&kw[KW_SECRET], r->secret, &secret_len);
 		if (ret)
 			return ret;
-		o.secret = secret;
-		o.secret_len = secret_len;
+		o->secret = r->secret;
+		o->secret_len = secret_len;
 	}
-	if (nr_legs == 1 && !nr_spares) {
-		o.addr = legs[0].addr;
-		o.port = legs[0].port;
-		o.export_name = legs[0].export_name;
+	if (r->nr_legs == 1 && !r->nr_spares) {
+		o->addr = r->legs[0].addr;
+		o->port = r->legs[0].port;
+		o->export_name = r->legs[0].export_name;
 	} else {
-		o.legs = legs;
-		o.nr_legs = nr_legs;
-		o.spares = spares;
-		o.nr_spares = nr_spares;
+		o->legs = r->legs;
+		o->nr_legs = r->nr_legs;
+		o->spares = r->spares;
+		o->nr_spares = r->nr_spares;
 	}
+	return 0;
+}
+
+static int dev_connect(int argc, char **argv)
+{
+	char host[RMBD_HOST_MAX];
+	struct rmbd_dev_info info;
+	struct connect_req r;
+	struct rmbd_ctx *ctx;
+	int ret;
+
+	ret = dev_connect_parse(argc, argv, &r);
+	if (ret)
+		return ret;
 
 	ret = open_ctx(&ctx);
 	if (ret)
 		return ret;
-	ret = rmbd_dev_connect(ctx, &o, &info);
+	ret = rmbd_dev_connect(ctx, &r.o, &info);
 	if (ret == -EACCES &&
 	    !strcmp(rmbd_errmsg(ctx),
 		    "the target does not allow this host to use the export") &&
-	    (o.host || !rmbd_host_default(host, sizeof(host)))) {
+	    (r.o.host || !rmbd_host_default(host, sizeof(host)))) {
 		/* The names the kernel's message cannot give. */
 		fprintf(stderr, "rmbd: failed to connect device: %s: host %s is not allowed to use export %s\n",
-			strerror(EACCES), o.host ? o.host : host,
-			legs[0].export_name);
+			strerror(EACCES), r.o.host ? r.o.host : host,
+			r.legs[0].export_name);
 		ret = EXIT_FAIL;
 	} else if (ret < 0) {
 		ret = request_error(ctx, "connect device", ret);
@@ -575,7 +583,7 @@ static int dev_connect(int argc, char **argv)
 		ret = 0;
 	}
 	rmbd_close(ctx);
-	memset(secret, 0, sizeof(secret));
+	memset(r.secret, 0, sizeof(r.secret));
 	return ret;
 }
 

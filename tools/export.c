@@ -107,7 +107,7 @@ static void export_help(FILE *f)
 		RMBD_EXPORT_NAME_MAX - 1, RMBD_HOST_MAX - 1);
 }
 
-static int export_add(int argc, char **argv)
+int export_add_parse(int argc, char **argv, struct export_req *r)
 {
 	struct keyword kw[] = {
 		{ .name = "size", .has_value = true },
@@ -118,19 +118,15 @@ static int export_add(int argc, char **argv)
 		{ .name = "read_only" },
 		{ }
 	};
-	const char *hosts[RMBD_MAX_EXPORT_HOSTS];
-	struct rmbd_export_opts o = { 0 };
-	struct rmbd_export_info info;
-	char list[RMBD_MAX_EXPORT_HOSTS * RMBD_HOST_MAX], *h, *save;
+	struct rmbd_export_opts *o = &r->o;
 	uint64_t size, slab = 0;
-	struct rmbd_ctx *ctx;
-	const char *name;
+	char *h, *save;
 	int ret;
 
+	memset(r, 0, sizeof(*r));
 	if (argc < 1)
 		return usage_error("missing export name");
-	name = argv[0];
-	ret = check_export_name(name);
+	ret = check_export_name(argv[0]);
 	if (!ret)
 		ret = parse_keywords(kw, argc - 1, argv + 1);
 	if (!ret)
@@ -144,35 +140,47 @@ static int export_add(int argc, char **argv)
 	if (kw[2].seen && kw[3].seen)
 		return usage_error("hosts and any_host exclude each other");
 	if (kw[2].seen) {
-		if (strlen(kw[2].value) >= sizeof(list))
+		if (strlen(kw[2].value) >= sizeof(r->list))
 			return usage_error("hosts: too long a list");
-		strcpy(list, kw[2].value);
-		for (h = strtok_r(list, ",", &save); h;
+		strcpy(r->list, kw[2].value);
+		for (h = strtok_r(r->list, ",", &save); h;
 		     h = strtok_r(NULL, ",", &save)) {
 			if (!rmbd_valid_host(h))
 				return usage_error("invalid host identity '%s'",
 						   h);
-			if (o.nr_hosts == RMBD_MAX_EXPORT_HOSTS)
+			if (o->nr_hosts == RMBD_MAX_EXPORT_HOSTS)
 				return usage_error("more than %d hosts",
 						   RMBD_MAX_EXPORT_HOSTS);
-			hosts[o.nr_hosts++] = h;
+			r->hosts[o->nr_hosts++] = h;
 		}
-		if (!o.nr_hosts)
+		if (!o->nr_hosts)
 			return usage_error("hosts: no host in '%s'",
 					   kw[2].value);
 	}
-	o.name = name;
-	o.size = size;
-	o.slab_size = slab;
-	o.any_host = kw[3].seen;
-	o.shared = kw[4].seen;
-	o.read_only = kw[5].seen;
-	o.hosts = hosts;
+	o->name = argv[0];
+	o->size = size;
+	o->slab_size = slab;
+	o->any_host = kw[3].seen;
+	o->shared = kw[4].seen;
+	o->read_only = kw[5].seen;
+	o->hosts = r->hosts;
+	return 0;
+}
 
+static int export_add(int argc, char **argv)
+{
+	struct rmbd_export_info info;
+	struct export_req r;
+	struct rmbd_ctx *ctx;
+	int ret;
+
+	ret = export_add_parse(argc, argv, &r);
+	if (ret)
+		return ret;
 	ret = open_ctx(&ctx);
 	if (ret)
 		return ret;
-	ret = rmbd_export_create(ctx, &o, opt.json ? &info : NULL);
+	ret = rmbd_export_create(ctx, &r.o, opt.json ? &info : NULL);
 	if (ret < 0) {
 		ret = request_error(ctx, "add export", ret);
 	} else {
@@ -285,17 +293,48 @@ static int export_show(int argc, char **argv)
 	return ret;
 }
 
-/* rmbd export host { add | del } NAME HOST [ secret-file FILE ] */
-static int export_host(int argc, char **argv)
+/* NAME HOST [ secret-file FILE ] of export host add, or of del (!add) */
+static int host_parse(int argc, char **argv, bool add, struct host_req *r)
 {
-	static const char *const verbs[] = { "add", "del", NULL };
 	struct keyword kw[] = {
 		{ .name = "secret-file", .has_value = true },
 		{ }
 	};
-	uint8_t secret[RMBD_SECRET_MAX];
-	size_t secret_len = 0;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	if (argc < 1)
+		return usage_error("missing export name");
+	ret = check_export_name(argv[0]);
+	if (ret)
+		return ret;
+	if (argc < 2)
+		return usage_error("missing host identity");
+	if (!rmbd_valid_host(argv[1]))
+		return usage_error("invalid host identity '%s'", argv[1]);
+	ret = add ? parse_keywords(kw, argc - 2, argv + 2) :
+		    no_more_args(argc - 2, argv + 2);
+	if (!ret && kw[0].seen)
+		ret = read_secret_kw(&kw[0], r->secret, &r->secret_len);
+	if (ret)
+		return ret;
+	r->export_name = argv[0];
+	r->host = argv[1];
+	r->has_secret = kw[0].seen;
+	return 0;
+}
+
+int export_host_add_parse(int argc, char **argv, struct host_req *r)
+{
+	return host_parse(argc, argv, true, r);
+}
+
+/* rmbd export host { add | del } NAME HOST [ secret-file FILE ] */
+static int export_host(int argc, char **argv)
+{
+	static const char *const verbs[] = { "add", "del", NULL };
 	struct rmbd_ctx *ctx;
+	struct host_req r;
 	int ret, verb;
 
 	if (argc < 1)
@@ -304,32 +343,21 @@ static int export_host(int argc, char **argv)
 	if (verb < 0)
 		return usage_error("unknown export host command '%s'",
 				   argv[0]);
-	if (argc < 2)
-		return usage_error("missing export name");
-	ret = check_export_name(argv[1]);
-	if (ret)
-		return ret;
-	if (argc < 3)
-		return usage_error("missing host identity");
-	if (!rmbd_valid_host(argv[2]))
-		return usage_error("invalid host identity '%s'", argv[2]);
-	ret = verb ? no_more_args(argc - 3, argv + 3) :
-		     parse_keywords(kw, argc - 3, argv + 3);
-	if (!ret && kw[0].seen)
-		ret = read_secret_kw(&kw[0], secret, &secret_len);
+	ret = host_parse(argc - 1, argv + 1, !verb, &r);
 	if (ret)
 		return ret;
 
 	ret = open_ctx(&ctx);
-	if (ret)
-		return ret;
-	ret = verb ? rmbd_export_host_del(ctx, argv[1], argv[2]) :
-		     rmbd_export_host_add(ctx, argv[1], argv[2],
-					  kw[0].seen ? secret : NULL, secret_len);
-	memset(secret, 0, sizeof(secret));
-	ret = ret < 0 ? request_error(ctx, verb ? "remove host" : "add host",
-				      ret) : 0;
-	rmbd_close(ctx);
+	if (!ret) {
+		ret = verb ? rmbd_export_host_del(ctx, r.export_name, r.host) :
+			     rmbd_export_host_add(ctx, r.export_name, r.host,
+						  r.has_secret ? r.secret : NULL,
+						  r.secret_len);
+		ret = ret < 0 ? request_error(ctx, verb ? "remove host" :
+					      "add host", ret) : 0;
+		rmbd_close(ctx);
+	}
+	memset(r.secret, 0, sizeof(r.secret));
 	return ret;
 }
 

@@ -68,22 +68,26 @@ static int listener_parse(int argc, char **argv, const char **addr,
 	return 0;
 }
 
+int listener_add_parse(int argc, char **argv, struct listener_req *r)
+{
+	return listener_parse(argc, argv, &r->addr, &r->port,
+			      &r->max_sessions);
+}
+
 static int listener_add(int argc, char **argv)
 {
 	struct rmbd_listener_info info;
-	uint32_t max_sessions;
+	struct listener_req r;
 	struct rmbd_ctx *ctx;
-	const char *addr;
-	uint16_t port;
 	int ret;
 
-	ret = listener_parse(argc, argv, &addr, &port, &max_sessions);
+	ret = listener_add_parse(argc, argv, &r);
 	if (ret)
 		return ret;
 	ret = open_ctx(&ctx);
 	if (ret)
 		return ret;
-	ret = rmbd_listener_add(ctx, addr, port, max_sessions,
+	ret = rmbd_listener_add(ctx, r.addr, r.port, r.max_sessions,
 				opt.json ? &info : NULL);
 	if (ret < 0) {
 		ret = request_error(ctx, "add listener", ret);

@@ -32,6 +32,7 @@ static const struct object *const objects[] = {
 	&monitor_object,
 	&host_object,
 	&secret_object,
+	&config_object,
 	&help_object,
 	NULL
 };
@@ -42,7 +43,7 @@ static void main_help(FILE *f)
 	      "       rmbd [ OPTIONS ] -b[atch] FILE [ -f[orce] ]\n"
 	      "       rmbd help [ OBJECT ]\n"
 	      "where  OBJECT := { export | listener | dev | monitor | host |\n"
-	      "                   secret }\n"
+	      "                   secret | config }\n"
 	      "       OPTIONS := { -j[son] | -p[retty] | -d[etails] | -s[tats] |\n"
 	      "                    -h[uman] | -t[imestamp] | -V[ersion] | -help }\n"
 	      "       An option is -NAME, --NAME or a unique prefix of either "
@@ -55,7 +56,7 @@ static void main_help(FILE *f)
 
 static int match_object(const char *word, const struct object **obj)
 {
-	const char *names[8];
+	const char *names[sizeof(objects) / sizeof(objects[0])];
 	int i, k;
 
 	for (i = 0; objects[i]; i++)
@@ -77,6 +78,11 @@ static int run_object(const struct object *obj, int argc, char **argv)
 	int i, k;
 
 	cur_object = obj->name;
+	if (argc < 1 && !obj->cmds[0].fn) {
+		/* An object whose default is its help (config) */
+		obj->help(stdout);
+		return 0;
+	}
 	if (argc < 1)
 		return obj->cmds[0].fn(0, argv);
 
@@ -309,63 +315,13 @@ static int run_command(int argc, char **argv)
 	return run_object(obj, argc - 1, argv + 1);
 }
 
-#define BATCH_MAX_WORDS	64
-
-/*
- * Split @line into words, in place: blanks separate them, '#' at the
- * start of a word starts a comment, "..." and '...' quote, and a
- * backslash takes the next character as it is.  The number of words, or
- * -1 with @why set.
- */
-static int split_line(char *line, char **words, const char **why)
-{
-	char *in = line, *out = line, quote;
-	int n = 0;
-
-	for (;;) {
-		while (*in == ' ' || *in == '\t' || *in == '\n' || *in == '\r')
-			in++;
-		if (!*in || *in == '#')
-			return n;
-		if (n == BATCH_MAX_WORDS) {
-			*why = "too many words";
-			return -1;
-		}
-		words[n++] = out;
-		quote = 0;
-		for (; *in; in++) {
-			if (quote && *in == quote) {
-				quote = 0;
-			} else if (!quote && (*in == '"' || *in == '\'')) {
-				quote = *in;
-			} else if (*in == '\\' && quote != '\'') {
-				if (!in[1] || in[1] == '\n')
-					break;
-				*out++ = *++in;
-			} else if (!quote && (*in == ' ' || *in == '\t' ||
-					      *in == '\n' || *in == '\r')) {
-				break;
-			} else {
-				*out++ = *in;
-			}
-		}
-		if (quote) {
-			*why = "unterminated quote";
-			return -1;
-		}
-		if (*in)
-			in++;
-		*out++ = '\0';
-	}
-}
-
 /*
  * rmbd -batch FILE: each line a command as after "rmbd [ OPTIONS ]".
  * Stops at the first that fails, unless -force; then exits 1.
  */
 static int run_batch(const char *file)
 {
-	char *line = NULL, *words[BATCH_MAX_WORDS];
+	char *line = NULL, *words[MAX_LINE_WORDS];
 	unsigned long lineno = 0;
 	size_t cap = 0;
 	const char *why;
@@ -380,7 +336,7 @@ static int run_batch(const char *file)
 	}
 	while (getline(&line, &cap, f) >= 0) {
 		lineno++;
-		n = split_line(line, words, &why);
+		n = split_words(line, words, &why);
 		if (n < 0) {
 			fprintf(stderr, "rmbd: %s:%lu: %s\n", file, lineno, why);
 			ret = EXIT_USAGE;

@@ -2,7 +2,8 @@
 /*
  * rmbd: what the object files of the command line tool share: the
  * global options, argument parsing and error reporting (utils.c), and
- * the objects (export.c, listener.c, dev.c, monitor.c).
+ * the objects (export.c, listener.c, dev.c, monitor.c, host.c, secret.c,
+ * config.c).
  */
 #ifndef _RMBD_TOOL_H
 #define _RMBD_TOOL_H
@@ -59,6 +60,17 @@ int no_more_args(int argc, char **argv);
 /* The secret in the file of keyword kw (secret-file), or a usage error. */
 int read_secret_kw(const struct keyword *kw, uint8_t *buf, size_t *len);
 
+/* Words of a line of a command file (-batch, config), at most this many */
+#define MAX_LINE_WORDS	64
+
+/*
+ * Split @line into words, in place: blanks separate them, '#' at the
+ * start of a word starts a comment, "..." and '...' quote, and a
+ * backslash takes the next character as it is.  The number of words, or
+ * -1 with @why set.
+ */
+int split_words(char *line, char **words, const char **why);
+
 /* A growing array of what a list call returns, items of @size bytes. */
 struct vec {
 	void *v;
@@ -77,6 +89,48 @@ void print_legs(const struct rmbd_dev_info *d);
 void print_spares(const struct rmbd_dev_info *d);
 /* Whether a live device has a leg that does not hold every write (dev.c) */
 bool dev_degraded(const struct rmbd_dev_info *d);
+
+/*
+ * The commands a config file holds (config.c), parsed by their objects
+ * into what they ask for; the pointers inside point into the request
+ * itself and into the words parsed, which must outlive it.
+ */
+struct listener_req {
+	const char *addr;
+	uint16_t port;			/* 0: the default */
+	uint32_t max_sessions;		/* 0: the default */
+};
+
+struct export_req {
+	struct rmbd_export_opts o;
+	const char *hosts[RMBD_MAX_EXPORT_HOSTS];
+	char list[RMBD_MAX_EXPORT_HOSTS * RMBD_HOST_MAX];
+};
+
+struct host_req {
+	const char *export_name;
+	const char *host;
+	bool has_secret;
+	uint8_t secret[RMBD_SECRET_MAX];
+	size_t secret_len;
+};
+
+struct connect_req {
+	struct rmbd_connect_opts o;
+	/* The legs and spares, also when o has one target's addr instead */
+	struct rmbd_leg_opts legs[RMBD_MAX_LEGS];
+	unsigned int nr_legs;
+	struct rmbd_leg_opts spares[RMBD_MAX_SPARES];
+	unsigned int nr_spares;
+	uint8_t secret[RMBD_SECRET_MAX];
+};
+
+/* 0, or a usage error (EXIT_USAGE) */
+int listener_add_parse(int argc, char **argv, struct listener_req *r);
+int export_add_parse(int argc, char **argv, struct export_req *r);
+/* export host add NAME HOST [ secret-file FILE ]: argv from NAME */
+int export_host_add_parse(int argc, char **argv, struct host_req *r);
+int dev_connect_parse(int argc, char **argv, struct connect_req *r);
 
 struct command {
 	const char *name;
@@ -97,5 +151,6 @@ extern const struct object dev_object;
 extern const struct object monitor_object;
 extern const struct object host_object;
 extern const struct object secret_object;
+extern const struct object config_object;
 
 #endif /* _RMBD_TOOL_H */

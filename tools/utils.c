@@ -269,3 +269,51 @@ int read_secret_kw(const struct keyword *kw, uint8_t *buf, size_t *len)
 				   kw->value, strerror(-ret));
 	return 0;
 }
+
+/*
+ * Split @line into words, in place: blanks separate them, '#' at the
+ * start of a word starts a comment, "..." and '...' quote, and a
+ * backslash takes the next character as it is.  The number of words, or
+ * -1 with @why set.
+ */
+int split_words(char *line, char **words, const char **why)
+{
+	char *in = line, *out = line, quote;
+	int n = 0;
+
+	for (;;) {
+		while (*in == ' ' || *in == '\t' || *in == '\n' || *in == '\r')
+			in++;
+		if (!*in || *in == '#')
+			return n;
+		if (n == MAX_LINE_WORDS) {
+			*why = "too many words";
+			return -1;
+		}
+		words[n++] = out;
+		quote = 0;
+		for (; *in; in++) {
+			if (quote && *in == quote) {
+				quote = 0;
+			} else if (!quote && (*in == '"' || *in == '\'')) {
+				quote = *in;
+			} else if (*in == '\\' && quote != '\'') {
+				if (!in[1] || in[1] == '\n')
+					break;
+				*out++ = *++in;
+			} else if (!quote && (*in == ' ' || *in == '\t' ||
+					      *in == '\n' || *in == '\r')) {
+				break;
+			} else {
+				*out++ = *in;
+			}
+		}
+		if (quote) {
+			*why = "unterminated quote";
+			return -1;
+		}
+		if (*in)
+			in++;
+		*out++ = '\0';
+	}
+}

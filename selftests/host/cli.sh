@@ -86,6 +86,172 @@ for bin in "$RMBD" "$FAKE"; do
 	fi
 done
 
+# config apply / check / remove FILE, against the fake's objects: what
+# matches is left ("unchanged", no request), what is missing is made in
+# the file's order, a conflict anywhere changes nothing (exit 1).
+echo rmbd:uuid:0a >"$tmp/hostid"
+export RMBD_HOSTID_FILE=$tmp/hostid
+"$RMBD" secret generate "$tmp/cfg.key" >/dev/null
+cat >"$tmp/cfg" <<CFG
+# as the fake has them, in other spellings
+listener add 10.200.0.1
+listener add fd00:0:0::1 port 7471 max_sessions 16
+export add foo size 1024M slab 64M hosts rmbd:uuid:0a shared
+export host add foo nqn.2014-08.org.nvmexpress:uuid:0b secret-file $tmp/cfg.key
+export add bar.2 size 8M any_host read_only
+dev connect addr 10.200.0.1 export foo queues 2
+dev connect addr 10.200.0.3 export baz2 addr 10.200.0.2 export baz shared host h6 reconnect_delay 5 loss_timeout 300
+CFG
+present="listener 10.200.0.1 port 7470: unchanged
+listener fd00:0:0::1 port 7471: unchanged
+export foo: unchanged
+export foo host nqn.2014-08.org.nvmexpress:uuid:0b: unchanged
+export bar.2: unchanged
+rmbd0 (addr 10.200.0.1 port 7470 export foo): unchanged
+rmbd6 (addr 10.200.0.3 port 7470 export baz2 ...): unchanged"
+log_reset
+expect 0 "$present" "" "$FAKE" config check "$tmp/cfg"
+expect 0 "$present" "" "$FAKE" config apply "$tmp/cfg"
+log_is "open
+listener_list
+export_list
+dev_list
+open
+listener_list
+export_list
+dev_list" "config check and apply of what is there: no request but the lists"
+
+cat >"$tmp/cfg2" <<CFG
+listener add 10.200.0.1
+listener add 10.0.0.5 port 7480 max_sessions 4
+export add foo size 1G hosts rmbd:uuid:0a,new-host shared
+export add fresh size 4M slab 1M hosts h1
+export host add fresh h2 secret-file $tmp/cfg.key
+export host add foo nqn.2014-08.org.nvmexpress:uuid:0b secret-file $tmp/cfg.key
+dev connect addr 10.200.0.9 export fresh loss_timeout 0 wait_not_a_keyword
+CFG
+log_reset
+expect 2 "" "rmbd: unknown keyword 'wait_not_a_keyword'
+Try 'rmbd dev help'.
+rmbd: $tmp/cfg2:7: invalid line" "$FAKE" config apply "$tmp/cfg2"
+log_is "" "config apply of a file with a bad line: no request"
+sed -i 's/ wait_not_a_keyword//' "$tmp/cfg2"
+log_reset
+expect 1 "listener 10.200.0.1 port 7470: missing
+listener 10.0.0.5 port 7480: missing
+export foo: missing
+export fresh: missing
+export fresh host h2: missing
+export foo host nqn.2014-08.org.nvmexpress:uuid:0b: missing
+addr 10.200.0.9 port 7470 export fresh: missing" "" \
+	env RMBD_FAKE_EMPTY=1 "$FAKE" config check "$tmp/cfg2"
+log_reset
+expect 0 '[{"line":1,"object":"listener","addr":"10.200.0.1","port":7470,"result":"unchanged"},{"line":2,"object":"listener","addr":"10.0.0.5","port":7480,"result":"added"},{"line":3,"object":"export","export":"foo","result":"hosts added"},{"line":4,"object":"export","export":"fresh","result":"added"},{"line":5,"object":"host","export":"fresh","host":"h2","result":"added"},{"line":6,"object":"host","export":"foo","host":"nqn.2014-08.org.nvmexpress:uuid:0b","result":"unchanged"},{"line":7,"object":"dev","dev":"rmbd7","addr":"10.200.0.9","export":"fresh","result":"connected"}]' "" \
+	"$FAKE" -j config apply "$tmp/cfg2"
+log_is "open
+listener_list
+export_list
+dev_list
+listener_add 10.0.0.5 7480 4
+export_host_add foo new-host secret 0
+export_add fresh 4194304 1048576
+  any_host 0 shared 0 read_only 0 hosts h1
+export_host_add fresh h2 secret 32 ?
+dev_connect 10.200.0.9 0 fresh 0 0 0 0 0 0 0 - 0" "config apply makes what is missing, in order"
+
+cat >"$tmp/cfg3" <<CFG
+listener add 10.200.0.1 max_sessions 5
+export add foo size 2G hosts rmbd:uuid:0a shared
+export add bar.2 size 8M any_host
+export add new size 1M any_host
+export host add foo nqn.2014-08.org.nvmexpress:uuid:0b
+dev connect addr 10.200.0.1 export foo depth 64
+dev connect addr 10.200.0.2 export baz
+dev connect addr fd00::1 port 7471 export bar.2 read_only
+dev connect addr 10.200.0.1 export m0 addr 10.200.0.1 export foo
+CFG
+log_reset
+expect 1 "" "rmbd: $tmp/cfg3:1: listener 10.200.0.1 port 7470: conflict: it takes max_sessions 128, the file says 5
+rmbd: $tmp/cfg3:2: export foo: conflict: its size is 1G, the file says 2G
+rmbd: $tmp/cfg3:3: export bar.2: conflict: read_only is on, the file says off
+rmbd: $tmp/cfg3:5: export foo host nqn.2014-08.org.nvmexpress:uuid:0b: conflict: the host has a secret, the file gives none
+rmbd: $tmp/cfg3:6: rmbd0 (addr 10.200.0.1 port 7470 export foo): conflict: rmbd0 has depth 128, the file says 64
+rmbd: $tmp/cfg3:7: rmbd6 (addr 10.200.0.2 port 7470 export baz): conflict: rmbd6 has a leg on addr 10.200.0.3 export baz2, which the file does not name
+rmbd: $tmp/cfg3:8: rmbd3 (addr fd00::1 port 7471 export bar.2): conflict: rmbd3 has failed: disconnect it first
+rmbd: $tmp/cfg3:9: addr 10.200.0.1 port 7470 export m0 ...: conflict: its legs are on two devices, rmbd0 and rmbd8" \
+	"$FAKE" config apply "$tmp/cfg3"
+log_is "open
+listener_list
+export_list
+dev_list" "config apply with conflicts: every one told, nothing made"
+printf 'export add foo size 1G slab 64M shared\n' >"$tmp/cfg4"
+expect 1 "" "rmbd: $tmp/cfg4:1: export foo: conflict: it allows host rmbd:uuid:0a, which the file does not name" \
+	"$FAKE" config apply "$tmp/cfg4"
+
+# remove: the last line first; what is not there is left
+log_reset
+expect 0 "addr 10.200.0.9 port 7470 export fresh: absent
+export foo host nqn.2014-08.org.nvmexpress:uuid:0b: deleted
+export fresh host h2: absent
+export fresh: absent
+export foo: deleted
+listener 10.0.0.5 port 7480: absent
+listener 10.200.0.1 port 7470: deleted" "" "$FAKE" config remove "$tmp/cfg2"
+log_is "open
+listener_list
+export_list
+dev_list
+export_host_del foo nqn.2014-08.org.nvmexpress:uuid:0b
+export_del foo 0
+listener_del 10.200.0.1 0" "config remove deletes the file's objects, last first"
+log_reset
+expect 0 "rmbd6 (addr 10.200.0.3 port 7470 export baz2 ...): disconnected
+rmbd0 (addr 10.200.0.1 port 7470 export foo): disconnected
+export bar.2: deleted
+export foo host nqn.2014-08.org.nvmexpress:uuid:0b: deleted
+export foo: deleted
+listener fd00:0:0::1 port 7471: deleted
+listener 10.200.0.1 port 7470: deleted" "" "$FAKE" config remove "$tmp/cfg"
+log_is "open
+listener_list
+export_list
+dev_list
+dev_disconnect 6 0
+dev_disconnect 0 0
+export_del bar.2 0
+export_host_del foo nqn.2014-08.org.nvmexpress:uuid:0b
+export_del foo 0
+listener_del fd00:0:0::1 7471
+listener_del 10.200.0.1 0" "config remove disconnects the file's devices, found by their legs"
+
+# A failed request stops apply at its line, exit 1
+printf 'export add badx size 1M any_host\nlistener add 10.0.0.7\n' >"$tmp/cfg5"
+log_reset
+expect 1 "" "rmbd: $tmp/cfg5:1: export badx: failed: Invalid argument: fake refusal of badx" \
+	env RMBD_FAKE_EMPTY=1 "$FAKE" config apply "$tmp/cfg5"
+if grep -q '^listener_add' "$RMBD_FAKE_LOG"; then
+	fail "config apply goes on after a failed line"
+else
+	pass "config apply stops at a failed line"
+fi
+
+log_reset
+printf 'listener add 10.0.0.1\nexport del foo\n' >"$tmp/cfg6"
+expect 2 "" "rmbd: a config file holds only listener add, export add, export host add and dev connect, not 'export del'
+Try 'rmbd config help'.
+rmbd: $tmp/cfg6:2: invalid line" "$FAKE" config apply "$tmp/cfg6"
+printf 'export add "x size 1M\n' >"$tmp/cfg7"
+expect 2 "" "rmbd: $tmp/cfg7:1: unterminated quote" "$FAKE" config check "$tmp/cfg7"
+log_is "" "config: a bad line anywhere, no request at all"
+expect 1 "" "rmbd: $tmp/nofile: cannot open: No such file or directory" \
+	"$FAKE" config apply "$tmp/nofile"
+usage config "missing config file" config apply
+usage config "invalid wait 'soon' (0-86400 seconds)" config apply "$tmp/cfg" wait soon
+usage config "unknown keyword 'wait'" config check "$tmp/cfg" wait 5
+expect 0 "" "" sh -c "printf '# nothing\n\n' | '$FAKE' config apply -"
+expect 0 "[]" "" sh -c "printf '' | '$FAKE' -j config check -"
+unset RMBD_HOSTID_FILE
+
 # Usage errors
 log_reset
 usage "" "missing object"
