@@ -360,6 +360,8 @@ struct rmbd_c_stats {
 	atomic64_t		errors;
 	atomic64_t		requeues;
 	atomic64_t		timeouts;
+	/* Its started requests, as the last count under rmbd_c_mutex found */
+	u32			in_flight;
 } ____cacheline_aligned_in_smp;
 
 struct rmbd_c_dev {

@@ -201,18 +201,27 @@ struct rmbd_c_counts {
 	u32	in_flight;
 };
 
-struct rmbd_c_in_flight {
-	int		queue;		/* -1: every queue */
-	u32		n;
-};
-
+/* One started request of @data's device, to its hardware queue's count */
 static bool rmbd_c_count_in_flight(struct request *rq, void *data)
 {
-	struct rmbd_c_in_flight *f = data;
+	struct rmbd_c_dev *dev = data;
 
-	if (f->queue < 0 || rq->mq_hctx->queue_num == f->queue)
-		f->n++;
+	dev->stats[rq->mq_hctx->queue_num].in_flight++;
 	return true;
+}
+
+/*
+ * Count the started requests of each hardware queue of @dev, in one walk
+ * of the tag set.  Under rmbd_c_mutex, which the counts are kept under.
+ */
+static void rmbd_c_count_all_in_flight(struct rmbd_c_dev *dev)
+{
+	unsigned int i, nr = dev->nr_io_queues + dev->nr_poll_queues;
+
+	lockdep_assert_held(&rmbd_c_mutex);
+	for (i = 0; i < nr; i++)
+		dev->stats[i].in_flight = 0;
+	blk_mq_tagset_busy_iter(&dev->tag_set, rmbd_c_count_in_flight, dev);
 }
 
 /* Add the counters of hardware queue @i of @dev to @c. */
@@ -220,7 +229,6 @@ static void rmbd_c_read_counts(struct rmbd_c_dev *dev, unsigned int i,
 			       struct rmbd_c_counts *c)
 {
 	struct rmbd_c_stats *st = &dev->stats[i];
-	struct rmbd_c_in_flight f = { .queue = i };
 	unsigned int op;
 
 	for (op = 0; op < RMBD_C_STAT_OPS; op++) {
@@ -230,8 +238,7 @@ static void rmbd_c_read_counts(struct rmbd_c_dev *dev, unsigned int i,
 	c->errors += atomic64_read(&st->errors);
 	c->requeues += atomic64_read(&st->requeues);
 	c->timeouts += atomic64_read(&st->timeouts);
-	blk_mq_tagset_busy_iter(&dev->tag_set, rmbd_c_count_in_flight, &f);
-	c->in_flight += f.n;
+	c->in_flight += st->in_flight;
 }
 
 static int rmbd_c_put_counts(struct sk_buff *skb,
@@ -295,6 +302,7 @@ static int rmbd_c_fill_stats(struct sk_buff *skb, struct rmbd_c_dev *dev,
 	lockdep_assert_held(&rmbd_c_mutex);
 	if (what == RMBD_C_STATS_NONE || !dev->stats_on)
 		return 0;
+	rmbd_c_count_all_in_flight(dev);
 	for (i = 0; i < nr; i++)
 		rmbd_c_read_counts(dev, i, &total);
 	for (i = 0; i < dev->nr_legs; i++)

@@ -73,35 +73,35 @@ static struct rmbd_c_dev *rmbd_c_sysfs_dev(struct device *d)
 }
 
 /*
- * The device's own attributes.  Read under rmbd_c_mutex, which a
- * replace holds while it changes a leg; the disk, and with it these
- * files, goes before the device does, and never under that mutex.
+ * The device's own attributes.  Without rmbd_c_mutex, which a dump holds
+ * while it allocates: the disk, and with it these files, goes before the
+ * device does; a replace swaps a leg with WRITE_ONCE and keeps the old
+ * one (dev->retired) until then, so a reader sees one leg or the other.
  */
 #define RMBD_C_DEV_ATTR(_name, _fmt, ...)				\
 static ssize_t _name##_show(struct device *d,				\
 			    struct device_attribute *attr, char *buf)	\
 {									\
 	struct rmbd_c_dev *dev = rmbd_c_sysfs_dev(d);			\
-	ssize_t ret;							\
 									\
-	mutex_lock(&rmbd_c_mutex);					\
-	ret = sysfs_emit(buf, _fmt "\n", __VA_ARGS__);				\
-	mutex_unlock(&rmbd_c_mutex);					\
-	return ret;							\
+	return sysfs_emit(buf, _fmt "\n", __VA_ARGS__);			\
 }									\
 static DEVICE_ATTR_RO(_name)
 
-RMBD_C_DEV_ATTR(state, "%s", rmbd_c_state_name(dev->state));
+RMBD_C_DEV_ATTR(state, "%s", rmbd_c_state_name(READ_ONCE(dev->state)));
 RMBD_C_DEV_ATTR(layout, "%s",
 		dev->layout == RMBD_LAYOUT_POOL ? "pool" : "mirror");
 RMBD_C_DEV_ATTR(legs, "%u", dev->nr_legs);
 RMBD_C_DEV_ATTR(copies, "%u", dev->copies);
 RMBD_C_DEV_ATTR(host, "%s", dev->host);
 /* The name of its /dev/disk/by-id link: the first leg's target and export */
-RMBD_C_DEV_ATTR(id, "%s-%s", dev->legs[0]->addr_str,
-		dev->legs[0]->export_name);
+RMBD_C_DEV_ATTR(id, "%s-%s", READ_ONCE(dev->legs[0])->addr_str,
+		READ_ONCE(dev->legs[0])->export_name);
 
-/* The legs' attributes: one value per leg, in leg order, space-separated. */
+/*
+ * The legs' attributes: one value per leg, in leg order, space-separated;
+ * without rmbd_c_mutex, as the device's.
+ */
 #define RMBD_C_LEG_ATTR(_name, _fmt, ...)				\
 static ssize_t _name##_show(struct device *d,				\
 			    struct device_attribute *attr, char *buf)	\
@@ -111,13 +111,11 @@ static ssize_t _name##_show(struct device *d,				\
 	unsigned int i;							\
 	int len = 0;							\
 									\
-	mutex_lock(&rmbd_c_mutex);					\
 	for (i = 0; i < dev->nr_legs; i++) {				\
-		leg = dev->legs[i];					\
+		leg = READ_ONCE(dev->legs[i]);				\
 		len += sysfs_emit_at(buf, len, "%s" _fmt,		\
 				     i ? " " : "", __VA_ARGS__);		\
 	}								\
-	mutex_unlock(&rmbd_c_mutex);					\
 	len += sysfs_emit_at(buf, len, "\n");				\
 	return len;							\
 }									\
