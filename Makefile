@@ -19,8 +19,9 @@
 #   make deps       install the Debian packages the build and tests need
 #   make install    the modules (for KVER), librmbd, its header and
 #                   pkg-config file, the CLI, its man pages and bash
-#                   completion, and the udev rule; DESTDIR= and PREFIX=
-#                   (default /usr/local) as usual
+#                   completion, the udev rule, and the systemd units and
+#                   swap generator; DESTDIR= and PREFIX= (default
+#                   /usr/local) as usual
 #   make uninstall  remove what make install put there
 #   make dkms-install  the module sources to /usr/src/rmbd-VERSION, then
 #                   dkms builds and installs them for every installed

@@ -7,7 +7,7 @@
 # - make install put each file where it belongs: modules under
 #   /lib/modules/KVER/updates/rmbd, librmbd (shared, static, header,
 #   pkg-config file), the CLI, its man pages and bash completion, the
-#   udev rule;
+#   udev rule, the systemd units and swap generator;
 # - a program built with pkg-config's flags for the installed librmbd
 #   compiles, links against the shared library and runs;
 # - the installed CLI reports the version of ../VERSION;
@@ -71,6 +71,9 @@ want=(
 	usr/share/man/man8/rmbd-dev.8
 	usr/share/man/man8/rmbd-export.8
 	usr/lib/udev/rules.d/60-rmbd.rules
+	usr/lib/systemd/system/rmbd-target.service
+	usr/lib/systemd/system/rmbd-dev@.service
+	usr/lib/systemd/system-generators/rmbd-swap-generator
 	usr/share/bash-completion/completions/rmbd
 )
 for f in "${want[@]}"; do
