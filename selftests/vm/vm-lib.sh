@@ -36,32 +36,53 @@ vm_kernel_release() {	# WHO: prefix of the error message
 	return 1
 }
 
+# What goes into the initramfs besides /init: the busybox applets it
+# runs, the modules that every boot loads (modules.order) and those only
+# the overlay boot (rmbd.overlay=1, boot-vm.sh) loads
+# (modules-overlay.order), so that the default boot loads what it always
+# did.  The cache key (vm_initramfs) covers these lists.
+VM_INITRAMFS_APPLETS="sh mount umount insmod mkdir mknod cat cp chown chmod sleep reboot switch_root echo"
+VM_INITRAMFS_MODULES="virtio_pci 9pnet_virtio 9p"
+VM_INITRAMFS_OVERLAY_MODULES="overlay"
+
+# Copy module M for KVER and those it needs into DIR/modules, each once
+# (SEEN, a name reference, lists those copied), and list them in LIST.
+vm_initramfs_module() {	# DIR KVER M LIST SEEN
+	local dir=$1 kver=$2 m=$3 list=$4 ko b
+	local -n seen_ko=$5
+	while read -r _ ko _; do
+		[[ $seen_ko == *" $ko "* ]] && continue
+		seen_ko+="$ko "
+		b=$(basename "$ko")
+		case "$ko" in
+		*.ko.xz) xz -dc "$ko" > "$dir/modules/${b%.xz}"; b=${b%.xz} ;;
+		*.ko.zst) zstd -qdc "$ko" > "$dir/modules/${b%.zst}"; b=${b%.zst} ;;
+		*.ko.gz) gzip -dc "$ko" > "$dir/modules/${b%.gz}"; b=${b%.gz} ;;
+		*) cp "$ko" "$dir/modules/$b" ;;
+		esac
+		echo "$b" >> "$dir/$list"
+	done < <(modprobe -S "$kver" --show-depends "$m" | grep '^insmod ')
+}
+
 # Build the initramfs OUT for kernel KVER: busybox, VM_DIR/initramfs-init
 # as /init and the 9p and virtio modules with their dependencies.
 vm_build_initramfs() {	# OUT KVER VM_DIR
-	local out=$1 kver=$2 vm_dir=$3 dir ko m b a seen=" "
-	local mods=(virtio_pci 9pnet_virtio 9p)
+	# shellcheck disable=SC2034 # vm_initramfs_module adds to it by name
+	local out=$1 kver=$2 vm_dir=$3 dir m a seen=" "
 	dir=$(mktemp -d)
 	mkdir -p "$dir/bin" "$dir/modules"
 	cp /bin/busybox "$dir/bin/busybox"
-	for a in sh mount insmod mkdir cat sleep reboot switch_root echo; do
+	for a in $VM_INITRAMFS_APPLETS; do
 		ln -s busybox "$dir/bin/$a"
 	done
 	install -m 0755 "$vm_dir/initramfs-init" "$dir/init"
 	: > "$dir/modules.order"
-	for m in "${mods[@]}"; do
-		while read -r _ ko _; do
-			[[ $seen == *" $ko "* ]] && continue
-			seen+="$ko "
-			b=$(basename "$ko")
-			case "$ko" in
-			*.ko.xz) xz -dc "$ko" > "$dir/modules/${b%.xz}"; b=${b%.xz} ;;
-			*.ko.zst) zstd -qdc "$ko" > "$dir/modules/${b%.zst}"; b=${b%.zst} ;;
-			*.ko.gz) gzip -dc "$ko" > "$dir/modules/${b%.gz}"; b=${b%.gz} ;;
-			*) cp "$ko" "$dir/modules/$b" ;;
-			esac
-			echo "$b" >> "$dir/modules.order"
-		done < <(modprobe -S "$kver" --show-depends "$m" | grep '^insmod ')
+	: > "$dir/modules-overlay.order"
+	for m in $VM_INITRAMFS_MODULES; do
+		vm_initramfs_module "$dir" "$kver" "$m" modules.order seen
+	done
+	for m in $VM_INITRAMFS_OVERLAY_MODULES; do
+		vm_initramfs_module "$dir" "$kver" "$m" modules-overlay.order seen
 	done
 	(cd "$dir" && find . | cpio -o -H newc --quiet | gzip -1) > "$out.tmp"
 	mv "$out.tmp" "$out"
@@ -72,7 +93,9 @@ vm_build_initramfs() {	# OUT KVER VM_DIR
 # cache lacks it (the name carries a hash of what goes into it).
 vm_initramfs() {	# CACHE KVER VM_DIR
 	local cache=$1 kver=$2 vm_dir=$3 key initrd
-	key=$( (echo "$kver"; cat "$vm_dir/initramfs-init" /bin/busybox) | sha256sum | cut -c1-12)
+	key=$( (echo "$kver"; echo "$VM_INITRAMFS_APPLETS"
+		echo "$VM_INITRAMFS_MODULES"; echo "$VM_INITRAMFS_OVERLAY_MODULES"
+		cat "$vm_dir/initramfs-init" /bin/busybox) | sha256sum | cut -c1-12)
 	initrd=$cache/initramfs-$kver-$key.cpio.gz
 	if [[ ! -f $initrd ]]; then
 		rm -f "$cache"/initramfs-"$kver"-*.cpio.gz
