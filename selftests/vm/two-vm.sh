@@ -114,39 +114,19 @@ boot_budget=$(( 180 * scale ))
 steps=(connect-verify kill-target-eio new-target-verify disconnect-failed
 	mirror-kill-verify mirror-replace-verify)
 
-# One VM run at a time: the machine has two cores.
-exec 9>"$cache/vm.lock"
-if ! flock -n 9; then
-	echo "# two-vm: waiting for another VM to finish" >&2
-	flock 9
-fi
+vm_lock "$cache" two-vm
 
 initrd=
 if [[ $debug != 1 || $target_debug != 1 ]]; then
 	initrd=$(vm_initramfs "$cache" "$deb_kver" "$vm_dir")
 fi
 
-# Only ever empty a directory this script made.
-if [[ -n $(ls -A "$results") && ! -f $results/.rmbd-two-vm-results ]]; then
-	echo "two-vm: $results is not empty and not a two-vm results directory" >&2
-	exit 2
-fi
-rm -rf "${results:?}"/*
-touch "$results/.rmbd-two-vm-results"
-
-if [[ ${RMBD_VM_KVM:-0} == 1 ]]; then
-	accel=(-accel kvm -cpu host)
-else
-	accel=(-accel tcg -cpu max)
-fi
+vm_results_reset "$results" two-vm || exit 2
+vm_accel accel
 
 # Free UDP ports on the loopback, one per end of each link.
 udp_ports=()
-while (( ${#udp_ports[@]} < 4 )); do
-	p=$(( 20000 + RANDOM % 30000 ))
-	[[ " ${udp_ports[*]} " != *" $p "* && -z $(ss -Hluan "sport = :$p") ]] &&
-		udp_ports+=("$p")
-done
+vm_udp_ports udp_ports 4
 client_port=${udp_ports[0]} target_port=${udp_ports[1]}
 client_port2=${udp_ports[2]} target_port2=${udp_ports[3]}
 
@@ -216,18 +196,7 @@ boot_vm() {	# NAME SCRIPT TIMEOUT IP MAC PORT PEER-PORT TARGET
 	echo "# $name: booting ($ip, udp $port <-> $peer, $vmem, 1 vCPU, kernel $( ((vdebug)) && echo "$kver" || echo "$deb_kver"))"
 }
 
-vm_running() { [[ -n ${qpid[$1]:-} ]] && kill -0 "${qpid[$1]}" 2> /dev/null; }
-
-# Exit status of VM NAME's timeout+qemu, once it has ended.
-declare -A qrc=()
-reap_vm() {	# NAME
-	local rc=0
-	[[ -n ${qpid[$1]:-} ]] || return 0
-	# (quietly: a qemu killed by a signal is expected)
-	{ wait "${qpid[$1]}"; } 2> /dev/null || rc=$?
-	qrc[$1]=$rc
-	qpid[$1]=
-}
+declare -A qrc=()	# VM name -> exit status of its `timeout qemu`
 
 # kill -9 VM NAME's qemu itself (not its timeout), as a power cut would.
 kill9_vm() {	# NAME
@@ -240,7 +209,7 @@ kill9_vm() {	# NAME
 # Ask VM NAME to end (its guest script waits for "stop"), else end it.
 stop_vm() {	# NAME WAIT
 	local i
-	vm_running "$1" || { reap_vm "$1"; return 0; }
+	vm_running "$1" || { vm_reap "$1"; return 0; }
 	: > "$results/$1/stop"
 	for (( i = 0; i < $2 * 5; i++ )); do
 		vm_running "$1" || break
@@ -251,17 +220,10 @@ stop_vm() {	# NAME WAIT
 		kill "${qpid[$1]}" 2> /dev/null || true
 		why+="${why:+; }$1 did not stop"
 	fi
-	reap_vm "$1"
+	vm_reap "$1"
 }
 
-cleanup() {
-	local n
-	for n in "${!qpid[@]}"; do
-		[[ -n ${qpid[$n]} ]] && kill "${qpid[$n]}" 2> /dev/null
-	done
-	true
-}
-trap cleanup EXIT
+trap vm_kill_all EXIT
 
 # Host to guest: a file in NAME's share, written whole.
 say() {	# NAME FILE CONTENT
@@ -346,7 +308,7 @@ kill_target() {	# NAME
 	fi
 	kill9_vm "$1" || { why+="${why:+; }cannot find $1's qemu"; return 1; }
 	killed_at=$(date +%s.%N)
-	reap_vm "$1"
+	vm_reap "$1"
 	echo "# host: kill -9 of $1's qemu at $(date -d "@$killed_at" +%T.%N | cut -c1-12)"
 	say client "$1-killed" "$(date -d "@$killed_at" +%T.%N | cut -c1-12)"
 }
@@ -418,7 +380,7 @@ done
 if vm_running client; then
 	kill "${qpid[client]}" 2> /dev/null || true
 fi
-reap_vm client
+vm_reap client
 if [[ $phase == kill-target || $phase == target-ready.1 ]]; then
 	stop_vm target1 $(( 30 * scale ))
 fi

@@ -104,6 +104,78 @@ vm_initramfs() {	# CACHE KVER VM_DIR
 	echo "$initrd"
 }
 
+# One VM run at a time, the machine has two cores: take the runners'
+# lock in CACHE on fd 9, after the run that holds it.
+vm_lock() {	# CACHE WHO
+	exec 9>"$1/vm.lock"
+	if ! flock -n 9; then
+		echo "# $2: waiting for another VM to finish" >&2
+		flock 9
+	fi
+}
+
+# Empty runner WHO's results directory DIR, which it marks with
+# .rmbd-WHO-results: only ever a directory it made.
+vm_results_reset() {	# DIR WHO
+	if [[ -n $(ls -A "$1") && ! -f $1/.rmbd-$2-results ]]; then
+		echo "$2: $1 is not empty and not a $2 results directory" >&2
+		return 2
+	fi
+	rm -rf "${1:?}"/*
+	touch "$1/.rmbd-$2-results"
+}
+
+# QEMU's accelerator options into the array NAME: TCG, or KVM with
+# RMBD_VM_KVM=1.
+# shellcheck disable=SC2034 # set by name
+vm_accel() {	# NAME
+	local -n acc=$1
+	if [[ ${RMBD_VM_KVM:-0} == 1 ]]; then
+		acc=(-accel kvm -cpu host)
+	else
+		acc=(-accel tcg -cpu max)
+	fi
+}
+
+# N free UDP ports on the loopback, for the ends of socket netdevs, into
+# the array NAME.
+vm_udp_ports() {	# NAME N
+	local -n ports=$1
+	local p
+	ports=()
+	while (( ${#ports[@]} < $2 )); do
+		p=$(( 20000 + RANDOM % 30000 ))
+		[[ " ${ports[*]} " != *" $p "* && -z $(ss -Hluan "sport = :$p") ]] &&
+			ports+=("$p")
+	done
+}
+
+# The VMs a runner boots in the background, in its associative arrays
+# qpid (NAME -> the pid of their `timeout qemu`, empty once reaped) and
+# qrc (NAME -> its exit status, once reaped).
+# shellcheck disable=SC2154 # the runner's arrays
+vm_running() { [[ -n ${qpid[$1]:-} ]] && kill -0 "${qpid[$1]}" 2> /dev/null; }
+
+# Wait for VM NAME to end; its exit status in qrc.
+# shellcheck disable=SC2034 # qrc: the runner's
+vm_reap() {	# NAME
+	local rc=0
+	[[ -n ${qpid[$1]:-} ]] || return 0
+	# (quietly: a qemu killed by a signal is expected)
+	{ wait "${qpid[$1]}"; } 2> /dev/null || rc=$?
+	qrc[$1]=$rc
+	qpid[$1]=
+}
+
+# End every VM still running: the runners' EXIT trap.
+vm_kill_all() {
+	local n
+	for n in "${!qpid[@]}"; do
+		[[ -n ${qpid[$n]} ]] && kill "${qpid[$n]}" 2> /dev/null
+	done
+	true
+}
+
 # The debug kernel (selftests/debug-kernel): build it when its recipe
 # changed, then load its paths (DEBUG_KERNEL_*) from CACHE.
 vm_debug_kernel() {	# CACHE REPO
