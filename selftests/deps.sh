@@ -49,6 +49,7 @@ required=(
 	dkms
 	python3-yaml
 	udev
+	systemd
 	man-db
 	bsdextrautils
 )

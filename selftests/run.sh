@@ -14,6 +14,10 @@
 #   RMBD_SKIP_HOST=1  RMBD_SKIP_CHECKPATCH=1  RMBD_SKIP_VM=1  skip a part
 #   RMBD_SKIP_TWO_VM=1  skip the two-VM test (selftests/vm/two-vm.sh), which
 #                     runs after each VM suite when no VM test is named
+#   RMBD_SKIP_BOOT_VM=1  skip the systemd boot test (selftests/vm/boot-vm.sh:
+#                     make install's units and configuration, booted),
+#                     which runs after the two-VM test when no VM test is
+#                     named
 #   RMBD_WITH_DEBUG=1  add the debug-kernel lane (vm-debug/...; with
 #                     RMBD_DEBUG_TESTS=all, then two-vm-debug/...)
 #   RMBD_DEBUG_TESTS  the tests of that lane when none are named: "all"
@@ -157,6 +161,11 @@ if [[ -z ${RMBD_SKIP_VM:-} ]]; then
 	if (( ! $# )) && [[ -z ${RMBD_SKIP_TWO_VM:-} ]]; then
 		echo "# two VMs"
 		vm_lane two-vm 0 "$here/vm/two-vm.sh"
+	fi
+	# make install's units started by systemd at boot, in two VMs.
+	if (( ! $# )) && [[ -z ${RMBD_SKIP_BOOT_VM:-} ]]; then
+		echo "# systemd boot of two VMs"
+		vm_lane boot-vm 0 "$here/vm/boot-vm.sh"
 	fi
 fi
 
