@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysinfo.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -524,6 +525,7 @@ static void compare_dev(struct cfg_line *l, const struct rmbd_dev_info *d)
 	const struct connect_req *r = &l->d;
 	const struct rmbd_connect_opts *o = &r->o;
 	uint8_t layout = o->layout ? o->layout : RMBD_LAYOUT_MIRROR;
+	uint32_t cpus = (uint32_t)get_nprocs_conf();
 	char host[RMBD_HOST_MAX];
 	const struct rmbd_leg_info *li;
 	uint32_t i, want;
@@ -566,16 +568,24 @@ static void compare_dev(struct cfg_line *l, const struct rmbd_dev_info *d)
 		return conflict(l, "%s %s, the file %s", d->name,
 				d->auth ? "authenticates" : "does not authenticate",
 				o->secret ? "gives a secret" : "gives no secret");
-	if (o->nr_io_queues && d->nr_io_queues != o->nr_io_queues)
+	/* The kernel gives no more queues of a kind than CPUs */
+	want = o->nr_io_queues < cpus ? o->nr_io_queues : cpus;
+	if (o->nr_io_queues && d->nr_io_queues != want)
 		return conflict(l, "%s has %u queues, the file says %u",
 				d->name, d->nr_io_queues, o->nr_io_queues);
-	want = o->queue_depth ? o->queue_depth : RMBD_DEFAULT_QUEUE_DEPTH;
-	if (d->queue_depth != want)
-		return conflict(l, "%s has depth %u, the file says %u",
-				d->name, d->queue_depth, want);
-	if (d->nr_poll_queues != o->nr_poll_queues)
+	want = o->nr_poll_queues < cpus ? o->nr_poll_queues : cpus;
+	if (d->nr_poll_queues != want)
 		return conflict(l, "%s has %u poll queues, the file says %u",
 				d->name, d->nr_poll_queues, o->nr_poll_queues);
+	/* ... and a shallower queue than asked where the RDMA device must */
+	want = o->queue_depth ? o->queue_depth : RMBD_DEFAULT_QUEUE_DEPTH;
+	if (d->queue_depth > want)
+		return conflict(l, "%s has depth %u, the file says %u",
+				d->name, d->queue_depth, want);
+	if (d->queue_depth < want)
+		snprintf(l->why, sizeof(l->why),
+			 "%s has depth %u, the file says %u (as deep as its RDMA device allows?)",
+			 d->name, d->queue_depth, want);
 	want = o->reconnect_delay ? o->reconnect_delay :
 	       RMBD_DEFAULT_RECONNECT_DELAY;
 	if (d->reconnect_delay && d->reconnect_delay != want)

@@ -238,6 +238,13 @@ expect 1 "" "rmbd: $tmp/cfg9:1: rmbd0 (addr 10.200.0.1 port 7470 export foo ...)
 rmbd: $tmp/cfg9:2: export foo: conflict: host nqn.2014-08.org.nvmexpress:uuid:0b has a secret, the file gives none" \
 	"$FAKE" config check "$tmp/cfg9"
 
+# A queue shallower than the line's: the RDMA device may hold no more,
+# a note and no conflict
+printf 'dev connect addr 10.200.0.1 export foo depth 256\n' >"$tmp/cfg10"
+expect 0 "rmbd0 (addr 10.200.0.1 port 7470 export foo): unchanged" \
+	"rmbd: $tmp/cfg10:1: note: rmbd0 has depth 128, the file says 256 (as deep as its RDMA device allows?)" \
+	"$FAKE" config check "$tmp/cfg10"
+
 # A thing made twice, or a host before its export: an error of the
 # file, found before any request
 for dup in "export add a size 1M|export add a size 2M|2: the export is on line 1 already" \
