@@ -1276,23 +1276,53 @@ static int rmbd_parse_dev_stats(struct nlattr **tb, void *arg)
 	return r->cb ? r->cb(r->info, r->stats, r->arg) : 0;
 }
 
+/*
+ * A module older than the library refuses GET_STATS as an attribute it
+ * does not know: its devices then come without counters (stats->valid
+ * false), as those of a module that keeps none.
+ */
+static bool rmbd_unknown_attr(const struct rmbd_ctx *ctx, int ret)
+{
+	return ret == -EINVAL && !strcmp(ctx->errmsg, "Unknown attribute type");
+}
+
+/* DEV_GET of one device (index) or of all (dump), with GET_STATS or not */
+static int rmbd_dev_get_counted(struct rmbd_ctx *ctx, bool dump,
+				uint32_t index, bool stats,
+				struct rmbd_dev_stats_reply *r)
+{
+	struct nl_msg *msg;
+	int ret;
+
+	ret = dump ? rmbd_msg_new(ctx, RMBD_FAM_CLIENT, RMBD_CLIENT_CMD_DEV_GET,
+				  NLM_F_DUMP, &msg) :
+		     rmbd_dev_msg(ctx, RMBD_CLIENT_CMD_DEV_GET, index, &msg);
+	if (ret)
+		return ret;
+	if (stats &&
+	    rmbd_put_ret(msg, nla_put_flag(msg, RMBD_CLIENT_ATTR_GET_STATS)))
+		return -EMSGSIZE;
+	if (!dump)
+		return rmbd_do(ctx, RMBD_FAM_CLIENT, msg, rmbd_parse_dev_stats,
+			       r);
+	return rmbd_transact(ctx, RMBD_FAM_CLIENT, msg, rmbd_parse_dev_stats,
+			     r, NULL);
+}
+
 int rmbd_dev_get_stats(struct rmbd_ctx *ctx, uint32_t index,
 		       struct rmbd_dev_info *out, struct rmbd_dev_stats *stats)
 {
 	struct rmbd_dev_stats_reply r = { .info = out, .stats = stats };
-	struct nl_msg *msg;
 	int ret;
 
 	if (!out || !stats) {
 		ctx->errmsg[0] = '\0';
 		return -EINVAL;
 	}
-	ret = rmbd_dev_msg(ctx, RMBD_CLIENT_CMD_DEV_GET, index, &msg);
-	if (ret)
-		return ret;
-	if (rmbd_put_ret(msg, nla_put_flag(msg, RMBD_CLIENT_ATTR_GET_STATS)))
-		return -EMSGSIZE;
-	return rmbd_do(ctx, RMBD_FAM_CLIENT, msg, rmbd_parse_dev_stats, &r);
+	ret = rmbd_dev_get_counted(ctx, false, index, true, &r);
+	if (rmbd_unknown_attr(ctx, ret))
+		ret = rmbd_dev_get_counted(ctx, false, index, false, &r);
+	return ret;
 }
 
 int rmbd_dev_list_stats(struct rmbd_ctx *ctx,
@@ -1302,21 +1332,16 @@ int rmbd_dev_list_stats(struct rmbd_ctx *ctx,
 {
 	struct rmbd_dev_stats_reply r = { .cb = cb, .arg = arg };
 	struct rmbd_dev_info info;
-	struct nl_msg *msg;
 	int ret;
 
 	r.info = &info;
 	r.stats = malloc(sizeof(*r.stats));
 	if (!r.stats)
 		return -ENOMEM;
-	ret = rmbd_msg_new(ctx, RMBD_FAM_CLIENT, RMBD_CLIENT_CMD_DEV_GET,
-			   NLM_F_DUMP, &msg);
-	if (!ret && rmbd_put_ret(msg, nla_put_flag(msg,
-						   RMBD_CLIENT_ATTR_GET_STATS)))
-		ret = -EMSGSIZE;
-	if (!ret)
-		ret = rmbd_transact(ctx, RMBD_FAM_CLIENT, msg,
-				    rmbd_parse_dev_stats, &r, NULL);
+	ret = rmbd_dev_get_counted(ctx, true, 0, true, &r);
+	/* Refused before any reply: no device was passed to cb yet */
+	if (rmbd_unknown_attr(ctx, ret))
+		ret = rmbd_dev_get_counted(ctx, true, 0, false, &r);
 	free(r.stats);
 	return ret;
 }

@@ -284,7 +284,10 @@ struct rmbd_dev_counters {
 #define RMBD_DEV_MAX_QUEUES	(2 * RMBD_MAX_IO_QUEUES)
 
 struct rmbd_dev_stats {
-	/* false while the device connects or is disconnected: no counters */
+	/*
+	 * false while the device connects or is disconnected, and from a
+	 * module older than the counters: no counters
+	 */
 	bool valid;
 	struct rmbd_dev_counters total;
 	/* Each hardware queue's: from rmbd_dev_get_stats() only */

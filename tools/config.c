@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysinfo.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -443,9 +444,13 @@ static void plan_export(struct cfg *c, struct cfg_line *l)
 		if (!file_names_host(c, e->name, e->hosts[i]))
 			return conflict(l, "it allows host %s, which the file does not name",
 					e->hosts[i]);
-	for (i = 0; i < o->nr_hosts; i++)
+	for (i = 0; i < o->nr_hosts; i++) {
+		if (in_list(l->e.hosts[i], e->auth_hosts, e->nr_auth_hosts))
+			return conflict(l, "host %s has a secret, the file gives none",
+					l->e.hosts[i]);
 		if (!in_list(l->e.hosts[i], e->hosts, e->nr_hosts))
 			l->state = CFG_HOSTS;
+	}
 }
 
 static void plan_host(struct cfg *c, struct cfg_line *l)
@@ -520,6 +525,7 @@ static void compare_dev(struct cfg_line *l, const struct rmbd_dev_info *d)
 	const struct connect_req *r = &l->d;
 	const struct rmbd_connect_opts *o = &r->o;
 	uint8_t layout = o->layout ? o->layout : RMBD_LAYOUT_MIRROR;
+	uint32_t cpus = (uint32_t)get_nprocs_conf();
 	char host[RMBD_HOST_MAX];
 	const struct rmbd_leg_info *li;
 	uint32_t i, want;
@@ -530,6 +536,10 @@ static void compare_dev(struct cfg_line *l, const struct rmbd_dev_info *d)
 		return conflict(l, "%s is a %s, the file says %s", d->name,
 				rmbd_layout_name(d->layout),
 				rmbd_layout_name(layout));
+	if (d->nr_legs && d->nr_legs != r->nr_legs)
+		return conflict(l, "%s has %u leg%s, the file says %u",
+				d->name, d->nr_legs, d->nr_legs == 1 ? "" : "s",
+				r->nr_legs);
 	if (layout == RMBD_LAYOUT_POOL && d->copies &&
 	    d->copies != (o->copies ? o->copies : 2))
 		return conflict(l, "%s keeps %u copies, the file says %u",
@@ -558,16 +568,24 @@ static void compare_dev(struct cfg_line *l, const struct rmbd_dev_info *d)
 		return conflict(l, "%s %s, the file %s", d->name,
 				d->auth ? "authenticates" : "does not authenticate",
 				o->secret ? "gives a secret" : "gives no secret");
-	if (o->nr_io_queues && d->nr_io_queues != o->nr_io_queues)
+	/* The kernel gives no more queues of a kind than CPUs */
+	want = o->nr_io_queues < cpus ? o->nr_io_queues : cpus;
+	if (o->nr_io_queues && d->nr_io_queues != want)
 		return conflict(l, "%s has %u queues, the file says %u",
 				d->name, d->nr_io_queues, o->nr_io_queues);
-	want = o->queue_depth ? o->queue_depth : RMBD_DEFAULT_QUEUE_DEPTH;
-	if (d->queue_depth != want)
-		return conflict(l, "%s has depth %u, the file says %u",
-				d->name, d->queue_depth, want);
-	if (d->nr_poll_queues != o->nr_poll_queues)
+	want = o->nr_poll_queues < cpus ? o->nr_poll_queues : cpus;
+	if (d->nr_poll_queues != want)
 		return conflict(l, "%s has %u poll queues, the file says %u",
 				d->name, d->nr_poll_queues, o->nr_poll_queues);
+	/* ... and a shallower queue than asked where the RDMA device must */
+	want = o->queue_depth ? o->queue_depth : RMBD_DEFAULT_QUEUE_DEPTH;
+	if (d->queue_depth > want)
+		return conflict(l, "%s has depth %u, the file says %u",
+				d->name, d->queue_depth, want);
+	if (d->queue_depth < want)
+		snprintf(l->why, sizeof(l->why),
+			 "%s has depth %u, the file says %u (as deep as its RDMA device allows?)",
+			 d->name, d->queue_depth, want);
 	want = o->reconnect_delay ? o->reconnect_delay :
 	       RMBD_DEFAULT_RECONNECT_DELAY;
 	if (d->reconnect_delay && d->reconnect_delay != want)
@@ -608,6 +626,84 @@ static void plan_dev(struct cfg *c, struct cfg_line *l)
 	l->dev_index = found->index;
 	l->state = CFG_PRESENT;
 	compare_dev(l, found);
+}
+
+/* Whether line a and line b (a before b) make the same thing */
+static bool same_thing(const struct cfg_line *a, const struct cfg_line *b,
+		       const char **what)
+{
+	unsigned int i, j;
+
+	if (a->kind == CFG_LISTENER && b->kind == CFG_LISTENER) {
+		*what = "listener";
+		return same_addr(a->l.addr, b->l.addr) &&
+		       port_or_default(a->l.port) == port_or_default(b->l.port);
+	}
+	if (a->kind == CFG_EXPORT && b->kind == CFG_EXPORT) {
+		*what = "export";
+		return !strcmp(a->e.o.name, b->e.o.name);
+	}
+	if (b->kind == CFG_HOST && (a->kind == CFG_HOST ||
+				    a->kind == CFG_EXPORT)) {
+		*what = "host of the export";
+		if (a->kind == CFG_HOST)
+			return !strcmp(a->h.export_name, b->h.export_name) &&
+			       !strcmp(a->h.host, b->h.host);
+		if (strcmp(a->e.o.name, b->h.export_name))
+			return false;
+		for (i = 0; i < a->e.o.nr_hosts; i++)
+			if (!strcmp(a->e.hosts[i], b->h.host))
+				return true;
+		return false;
+	}
+	if (a->kind == CFG_DEV && b->kind == CFG_DEV) {
+		*what = "leg";
+		for (i = 0; i < b->d.nr_legs + b->d.nr_spares; i++) {
+			const struct rmbd_leg_opts *k = i < b->d.nr_legs ?
+				&b->d.legs[i] : &b->d.spares[i - b->d.nr_legs];
+
+			j = port_or_default(k->port);
+			if (has_leg(a->d.legs, a->d.nr_legs, k->addr, j,
+				    k->export_name) ||
+			    has_leg(a->d.spares, a->d.nr_spares, k->addr, j,
+				    k->export_name))
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * A thing made twice (an export, a listener, a host of an export, a leg
+ * of a device) is an error of the file: the second would be refused
+ * halfway through apply.  0 or a usage error.
+ */
+static int cfg_dups(const struct cfg *c)
+{
+	const char *what;
+	size_t i, k;
+
+	const struct cfg_line *a, *b;
+
+	for (i = 0; i < c->n; i++) {
+		b = &c->lines[i];
+		for (k = 0; k < i; k++) {
+			a = &c->lines[k];
+			if (same_thing(a, b, &what)) {
+				fprintf(stderr, "rmbd: %s:%lu: the %s is on line %lu already\n",
+					c->file, b->lineno, what, a->lineno);
+				return EXIT_USAGE;
+			}
+			if (a->kind == CFG_HOST && b->kind == CFG_EXPORT &&
+			    !strcmp(a->h.export_name, b->e.o.name)) {
+				fprintf(stderr, "rmbd: %s:%lu: export %s is added on line %lu, after its host\n",
+					c->file, a->lineno, b->e.o.name,
+					b->lineno);
+				return EXIT_USAGE;
+			}
+		}
+	}
+	return 0;
 }
 
 /* Compare each line with what is there: 0, or EXIT_FAIL (a request). */
@@ -787,6 +883,29 @@ static int connect_dev(struct cfg *c, struct cfg_line *l)
 	}
 }
 
+/*
+ * Add the line's listener, trying for c->wait seconds while its address
+ * is not there yet (the network still coming up): 0 or -errno
+ */
+static int add_listener(struct cfg *c, struct cfg_line *l)
+{
+	double until = now() + c->wait;
+	int ret, tries = 0;
+
+	for (;;) {
+		ret = rmbd_listener_add(c->ctx, l->l.addr, l->l.port,
+					l->l.max_sessions, NULL);
+		if ((ret != -EADDRNOTAVAIL && ret != -ENODEV) ||
+		    now() + 1 > until)
+			return ret;
+		if (!tries++)
+			fprintf(stderr, "rmbd: %s:%lu: %s: %s, trying again for up to %u s\n",
+				c->file, l->lineno, l->l.addr, strerror(-ret),
+				c->wait);
+		sleep(1);
+	}
+}
+
 /* Make a missing line's object: 0, or -errno with l->why set */
 static int make(struct cfg *c, struct cfg_line *l)
 {
@@ -796,8 +915,7 @@ static int make(struct cfg *c, struct cfg_line *l)
 
 	switch (l->kind) {
 	case CFG_LISTENER:
-		ret = rmbd_listener_add(c->ctx, l->l.addr, l->l.port,
-					l->l.max_sessions, NULL);
+		ret = add_listener(c, l);
 		break;
 	case CFG_EXPORT:
 		if (l->state == CFG_MISSING) {
@@ -853,6 +971,8 @@ static int cfg_start(int argc, char **argv, struct keyword *kw,
 				  kw[0].value, RMBD_MAX_LOSS_TIMEOUT);
 	if (!ret)
 		ret = cfg_read(c);
+	if (!ret)
+		ret = cfg_dups(c);
 	if (!ret)
 		ret = cfg_plan(c);
 	if (ret)
@@ -933,7 +1053,22 @@ static int config_check(int argc, char **argv)
 	return differs ? EXIT_FAIL : 0;
 }
 
-/* Undo one line: 0 absent, 1 undone, or -errno with l->why set */
+/* Whether a line of the file adds export @name */
+static bool file_adds_export(const struct cfg *c, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		if (c->lines[i].kind == CFG_EXPORT &&
+		    !strcmp(c->lines[i].e.o.name, name))
+			return true;
+	return false;
+}
+
+/*
+ * Undo one line: 0 absent, 1 undone, 2 left to its export, or -errno
+ * with l->why set
+ */
 static int undo(struct cfg *c, struct cfg_line *l)
 {
 	const struct rmbd_export_info *e;
@@ -954,6 +1089,13 @@ static int undo(struct cfg *c, struct cfg_line *l)
 		e = find_export(c, l->h.export_name);
 		if (!e || !in_list(l->h.host, e->hosts, e->nr_hosts))
 			return 0;
+		/*
+		 * Deleted with its export, if the file adds that: not
+		 * before, which would end the host's sessions even when the
+		 * export, in use, stays.
+		 */
+		if (file_adds_export(c, l->h.export_name))
+			return 2;
 		ret = rmbd_export_host_del(c->ctx, l->h.export_name,
 					   l->h.host);
 		break;
@@ -1003,8 +1145,8 @@ static int config_remove(int argc, char **argv)
 		ret = undo(&c, l);
 		if (ret < 0)
 			bad = true;
-		report(&c, l, ret < 0 ? "failed" : ret ? undone[l->kind] :
-			      "absent");
+		report(&c, l, ret < 0 ? "failed" : ret == 2 ? "with its export" :
+			      ret ? undone[l->kind] : "absent");
 	}
 	print_close_array();
 	cfg_free(&c);
@@ -1025,8 +1167,9 @@ static void config_help(FILE *f)
 	      "what is there;\n"
 	      "              changes nothing when something there differs "
 	      "from FILE\n"
-	      "       wait: a connect that finds no target (yet) is tried "
-	      "again for SECONDS\n"
+	      "       wait: a connect that finds no target (yet), or a "
+	      "listener whose address\n"
+	      "             is not there yet, is tried again for SECONDS\n"
 	      "       check: exit 0 when everything is as FILE says, else 1\n"
 	      "       remove: undoes FILE, its last line first: devices "
 	      "(by their legs),\n"

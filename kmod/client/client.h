@@ -380,6 +380,12 @@ struct rmbd_c_dev {
 	bool			read_only;
 	bool			shared;		/* connected with "shared" */
 	char			host[RMBD_HOST_MAX];	/* "" for none */
+	/*
+	 * "ADDR-EXPORT" of the first leg it was connected with, its
+	 * /dev/disk/by-id name: kept when a replace or a spare changes the
+	 * leg, so that the name of a mounted device does not move.
+	 */
+	char			id[RMBD_ADDR_MAX + RMBD_EXPORT_NAME_MAX];
 	/* The host's secret, for the legs a replace adds; NULL for none */
 	u8			*secret;
 	unsigned int		secret_len;

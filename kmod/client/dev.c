@@ -813,6 +813,9 @@ static int rmbd_c_leg_new(struct rmbd_c_dev *dev, unsigned int i,
 	/* From here on rmbd_c_dev_put() frees it. */
 	dev->legs[i] = leg;
 	dev->nr_legs = i + 1;
+	if (!i)
+		snprintf(dev->id, sizeof(dev->id), "%s-%s", leg->addr_str,
+			 leg->export_name);
 	return 0;
 }
 

@@ -94,9 +94,11 @@ RMBD_C_DEV_ATTR(layout, "%s",
 RMBD_C_DEV_ATTR(legs, "%u", dev->nr_legs);
 RMBD_C_DEV_ATTR(copies, "%u", dev->copies);
 RMBD_C_DEV_ATTR(host, "%s", dev->host);
-/* The name of its /dev/disk/by-id link: the first leg's target and export */
-RMBD_C_DEV_ATTR(id, "%s-%s", READ_ONCE(dev->legs[0])->addr_str,
-		READ_ONCE(dev->legs[0])->export_name);
+/*
+ * The name of its /dev/disk/by-id link: the target and export of its
+ * first leg at connect, for the device's life
+ */
+RMBD_C_DEV_ATTR(id, "%s", dev->id);
 
 /*
  * The legs' attributes: one value per leg, in leg order, space-separated;

@@ -166,9 +166,9 @@ export add bar.2 size 8M any_host
 export add new size 1M any_host
 export host add foo nqn.2014-08.org.nvmexpress:uuid:0b
 dev connect addr 10.200.0.1 export foo depth 64
-dev connect addr 10.200.0.2 export baz
+dev connect addr 10.200.0.2 export baz addr 10.200.0.7 export q shared host h6 reconnect_delay 5 loss_timeout 300
 dev connect addr fd00::1 port 7471 export bar.2 read_only
-dev connect addr 10.200.0.1 export m0 addr 10.200.0.1 export foo
+dev connect addr 10.201.0.1 export m1 addr 10.200.0.3 export baz2
 CFG
 log_reset
 expect 1 "" "rmbd: $tmp/cfg3:1: listener 10.200.0.1 port 7470: conflict: it takes max_sessions 128, the file says 5
@@ -176,9 +176,9 @@ rmbd: $tmp/cfg3:2: export foo: conflict: its size is 1G, the file says 2G
 rmbd: $tmp/cfg3:3: export bar.2: conflict: read_only is on, the file says off
 rmbd: $tmp/cfg3:5: export foo host nqn.2014-08.org.nvmexpress:uuid:0b: conflict: the host has a secret, the file gives none
 rmbd: $tmp/cfg3:6: rmbd0 (addr 10.200.0.1 port 7470 export foo): conflict: rmbd0 has depth 128, the file says 64
-rmbd: $tmp/cfg3:7: rmbd6 (addr 10.200.0.2 port 7470 export baz): conflict: rmbd6 has a leg on addr 10.200.0.3 export baz2, which the file does not name
+rmbd: $tmp/cfg3:7: rmbd6 (addr 10.200.0.2 port 7470 export baz ...): conflict: rmbd6 has a leg on addr 10.200.0.3 export baz2, which the file does not name
 rmbd: $tmp/cfg3:8: rmbd3 (addr fd00::1 port 7471 export bar.2): conflict: rmbd3 has failed: disconnect it first
-rmbd: $tmp/cfg3:9: addr 10.200.0.1 port 7470 export m0 ...: conflict: its legs are on two devices, rmbd0 and rmbd8" \
+rmbd: $tmp/cfg3:9: addr 10.201.0.1 port 7470 export m1 ...: conflict: its legs are on two devices, rmbd6 and rmbd8" \
 	"$FAKE" config apply "$tmp/cfg3"
 log_is "open
 listener_list
@@ -191,7 +191,7 @@ expect 1 "" "rmbd: $tmp/cfg4:1: export foo: conflict: it allows host rmbd:uuid:0
 # remove: the last line first; what is not there is left
 log_reset
 expect 0 "addr 10.200.0.9 port 7470 export fresh: absent
-export foo host nqn.2014-08.org.nvmexpress:uuid:0b: deleted
+export foo host nqn.2014-08.org.nvmexpress:uuid:0b: with its export
 export fresh host h2: absent
 export fresh: absent
 export foo: deleted
@@ -201,14 +201,13 @@ log_is "open
 listener_list
 export_list
 dev_list
-export_host_del foo nqn.2014-08.org.nvmexpress:uuid:0b
 export_del foo 0
-listener_del 10.200.0.1 0" "config remove deletes the file's objects, last first"
+listener_del 10.200.0.1 0" "config remove deletes the file's objects, last first; the hosts with their export"
 log_reset
 expect 0 "rmbd6 (addr 10.200.0.3 port 7470 export baz2 ...): disconnected
 rmbd0 (addr 10.200.0.1 port 7470 export foo): disconnected
 export bar.2: deleted
-export foo host nqn.2014-08.org.nvmexpress:uuid:0b: deleted
+export foo host nqn.2014-08.org.nvmexpress:uuid:0b: with its export
 export foo: deleted
 listener fd00:0:0::1 port 7471: deleted
 listener 10.200.0.1 port 7470: deleted" "" "$FAKE" config remove "$tmp/cfg"
@@ -219,10 +218,45 @@ dev_list
 dev_disconnect 6 0
 dev_disconnect 0 0
 export_del bar.2 0
-export_host_del foo nqn.2014-08.org.nvmexpress:uuid:0b
 export_del foo 0
 listener_del fd00:0:0::1 7471
 listener_del 10.200.0.1 0" "config remove disconnects the file's devices, found by their legs"
+
+# A host line of an export the file does not add is deleted by remove
+printf 'export host add foo nqn.2014-08.org.nvmexpress:uuid:0b secret-file %s\n' "$tmp/cfg.key" >"$tmp/cfg8"
+log_reset
+expect 0 "export foo host nqn.2014-08.org.nvmexpress:uuid:0b: deleted" "" \
+	"$FAKE" config remove "$tmp/cfg8"
+log_is "open
+export_list
+export_host_del foo nqn.2014-08.org.nvmexpress:uuid:0b" "config remove of a host line alone deletes the host"
+
+# More conflicts: a device of fewer legs than the line, and a host of
+# "hosts" with a secret
+printf 'dev connect addr 10.200.0.1 export foo addr 10.200.0.5 export x queues 2\nexport add foo size 1G hosts rmbd:uuid:0a,nqn.2014-08.org.nvmexpress:uuid:0b shared\n' >"$tmp/cfg9"
+expect 1 "" "rmbd: $tmp/cfg9:1: rmbd0 (addr 10.200.0.1 port 7470 export foo ...): conflict: rmbd0 has 1 leg, the file says 2
+rmbd: $tmp/cfg9:2: export foo: conflict: host nqn.2014-08.org.nvmexpress:uuid:0b has a secret, the file gives none" \
+	"$FAKE" config check "$tmp/cfg9"
+
+# A queue shallower than the line's: the RDMA device may hold no more,
+# a note and no conflict
+printf 'dev connect addr 10.200.0.1 export foo depth 256\n' >"$tmp/cfg10"
+expect 0 "rmbd0 (addr 10.200.0.1 port 7470 export foo): unchanged" \
+	"rmbd: $tmp/cfg10:1: note: rmbd0 has depth 128, the file says 256 (as deep as its RDMA device allows?)" \
+	"$FAKE" config check "$tmp/cfg10"
+
+# A thing made twice, or a host before its export: an error of the
+# file, found before any request
+for dup in "export add a size 1M|export add a size 2M|2: the export is on line 1 already" \
+	   "listener add 10.0.0.1|listener add 10.0.0.1 port 7470|2: the listener is on line 1 already" \
+	   "export add a size 1M hosts h1,h2|export host add a h2|2: the host of the export is on line 1 already" \
+	   "export host add a h1|export add a size 1M|1: export a is added on line 2, after its host" \
+	   "dev connect addr 10.0.0.1 export a|dev connect addr 10.0.0.2 export b spare addr 10.0.0.1 export a|2: the leg is on line 1 already"; do
+	printf '%s\n%s\n' "${dup%%|*}" "$(echo "$dup" | cut -d'|' -f2)" >"$tmp/cfgdup"
+	log_reset
+	expect 2 "" "rmbd: $tmp/cfgdup:${dup##*|}" "$FAKE" config apply "$tmp/cfgdup"
+	log_is "" "config: ${dup##*|}: no request"
+done
 
 # A failed request stops apply at its line, exit 1
 printf 'export add badx size 1M any_host\nlistener add 10.0.0.7\n' >"$tmp/cfg5"

@@ -72,7 +72,7 @@ comp_line() {
 	fi
 }
 
-objects="export listener dev monitor host secret help"
+objects="export listener dev monitor host secret config help"
 # Options, objects
 comp "$objects" rmbd ""
 comp "dev" rmbd d
@@ -83,7 +83,7 @@ comp "--json" rmbd --j
 comp "--help --human" rmbd --h
 comp "$objects" rmbd -j -d ""
 comp "$objects" rmbd -- ""
-comp "export listener dev monitor host secret" rmbd help ""
+comp "export listener dev monitor host secret config" rmbd help ""
 comp "" rmbd help dev ""
 
 # Commands of each object, abbreviated objects too
@@ -94,6 +94,10 @@ comp "connect" rmbd d con
 comp "all dev session count help" rmbd monitor ""
 comp "show help" rmbd host ""
 comp "generate help" rmbd secret ""
+comp "apply check remove help" rmbd config ""
+comp "config" rmbd co
+comp "check" rmbd -j config ch
+comp "apply" rmbd c a
 
 # Keywords, each once (spare, addr, export and port again: a leg each)
 comp "size slab hosts any_host shared read_only" rmbd export add foo ""
@@ -149,6 +153,21 @@ touch "$tmp/s.secret"
 comp "$tmp/s.secret" rmbd dev connect addr 10.0.0.1 export e sec "$tmp/s."
 comp "$tmp/s.secret" rmbd export host add foo h secret-file "$tmp/s.s"
 comp "$tmp/s.secret" rmbd secret generate "$tmp/s."
+
+# config: FILE, then wait after apply's FILE, and nothing else
+touch "$tmp/t.conf"
+comp "$tmp/t.conf" rmbd config apply "$tmp/t."
+comp "$tmp/t.conf" rmbd config check "$tmp/t"
+comp "$tmp/t.conf" rmbd -j config remove "$tmp/t.c"
+comp "$tmp/t.conf" rmbd c ap "$tmp/t."
+comp "wait" rmbd config apply "$tmp/t.conf" ""
+comp "wait" rmbd config apply "$tmp/t.conf" w
+comp "" rmbd config apply "$tmp/t.conf" wait ""
+comp "" rmbd config apply "$tmp/t.conf" wait 90 ""
+comp "" rmbd config check "$tmp/t.conf" ""
+comp "" rmbd config remove "$tmp/t.conf" ""
+comp "" rmbd config help ""
+comp_line "wait" "rmbd config apply $tmp/t.conf "
 
 # The line as typed: addresses and hosts with colons are one word each.
 comp_line "secret-file" "rmbd export host add foo rmbd:uuid:0a "

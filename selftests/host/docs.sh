@@ -46,7 +46,7 @@ if ! command -v man >/dev/null || [ -z "$(render "$man/rmbd.8")" ]; then
 fi
 
 # Keywords of the help in the SYNOPSIS
-for obj in "" export listener dev monitor host secret; do
+for obj in "" export listener dev monitor host secret config; do
 	page=$man/rmbd${obj:+-$obj}.8
 	syn=$(render "$page" | sed -n '/^SYNOPSIS/,/^DESCRIPTION/p' |
 		tr ' ' '\n')

@@ -16,7 +16,8 @@
 # leg whose export is deleted fails for good and the device stays live;
 # dev replace puts a new export in its place (refused for one too small,
 # the other leg's, or when no other copy is in sync), the whole device is
-# copied to it under fio, and it holds what the survivor holds.  A mirror
+# copied to it under fio, and it holds what the survivor holds; a replace
+# of the first leg keeps the device's by-id name.  A mirror
 # of a blank export and one that holds data copies that data to the
 # blank one (initial sync); two blank ones, or two written ones, are
 # taken as they are.
@@ -330,6 +331,23 @@ while leg1=$(dev_jq "$dev" '.legs[1] | "\(.state) \(.export) \(.dirty)"'); [[ $l
 done
 log "leg 1, its link down, replaced by m3 over the first link: in sync $(( ($(usec) - t0) / 1000 )) ms later"
 ip link set d2 up
+
+# Leg 0 replaced too (by m2, which no leg uses now): the device keeps
+# its by-id name, that of the leg it was connected with, while its legs'
+# attributes follow the change.
+id=$(cat "/sys/block/$dev/rmbd/id")
+[[ $id == "$RMBD_ADDR-m0" ]] || fail "sysfs id of $dev is '$id', not $RMBD_ADDR-m0"
+rmbd_ok dev replace "$dev" leg 0 with addr "$RMBD_ADDR" export m2 > /dev/null
+t0=$(usec)
+while leg0=$(dev_jq "$dev" '.legs[0] | "\(.state) \(.export) \(.dirty)"'); [[ $leg0 != "up m2 0" ]]; do
+	(( $(usec) - t0 < 60000000 )) || fail "leg 0 is '$leg0' 60 s after its replace"
+	sleep 0.2
+done
+[[ $(cat "/sys/block/$dev/rmbd/id") == "$id" ]] ||
+	fail "the replace of leg 0 changed the by-id name: '$(cat "/sys/block/$dev/rmbd/id")', was '$id'"
+[[ $(cat "/sys/block/$dev/rmbd/export") == "m2 m3" ]] ||
+	fail "sysfs export of $dev is '$(cat "/sys/block/$dev/rmbd/export")' after the replace, not 'm2 m3'"
+log "leg 0 replaced by m2: in sync $(( ($(usec) - t0) / 1000 )) ms later, by-id name still $id"
 dev_disconnect "$dev"
 same_alone m0 m2 m3
 log "m0, m2 and m3, each alone, hold the same 64M after the rebuilds"
