@@ -24,6 +24,14 @@ check "/srv/data is ext4 on $data" \
 check "/srv/data/marker holds what the first boot wrote" \
 	sha256sum -c --status <(sed 's| marker$| /srv/data/marker|' /etc/rmbd-test/marker.sha256)
 
+# Counters: the marker's read and the boot's swap and mount I/O.
+sync
+data_reads=$(rmbd -j -s dev show "$data" | jq '.[0].stats.read_bytes')
+check "rmbd -s dev show $data counts reads ($data_reads bytes, the 4M marker at least)" \
+	test "${data_reads:-0}" -ge $((4 << 20))
+check "rmbd -s dev show counts no request that ended in an error" \
+	test "$(rmbd -j -s dev show | jq '[.[].stats.errors] | add')" = 0
+
 # The configuration as the units applied it.
 for f in /etc/rmbd/dev.d/*.conf; do
 	check "rmbd config check $f exits 0" rmbd config check "$f"
