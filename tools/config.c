@@ -470,18 +470,38 @@ static void plan_host(struct cfg *c, struct cfg_line *l)
 	l->state = CFG_PRESENT;
 }
 
-/* Whether leg (addr, port, export) is one of legs[0..n) */
-static bool has_leg(const struct rmbd_leg_opts *legs, unsigned int n,
-		    const char *addr, uint16_t port, const char *export)
+/* Whether leg @k goes to (addr, port, export) */
+static bool is_leg(const struct rmbd_leg_opts *k, const char *addr,
+		   uint16_t port, const char *export)
+{
+	return same_addr(k->addr, addr) && port_or_default(k->port) == port &&
+	       !strcmp(k->export_name, export);
+}
+
+/* Leg @i of the request's legs, then spares */
+static const struct rmbd_leg_opts *req_leg(const struct connect_req *r,
+					   unsigned int i)
+{
+	return i < r->nr_legs ? &r->legs[i] : &r->spares[i - r->nr_legs];
+}
+
+/* Whether (addr, port, export) is a leg or a spare of the request */
+static bool req_names(const struct connect_req *r, const char *addr,
+		      uint16_t port, const char *export)
 {
 	unsigned int i;
 
-	for (i = 0; i < n; i++)
-		if (same_addr(legs[i].addr, addr) &&
-		    port_or_default(legs[i].port) == port &&
-		    !strcmp(legs[i].export_name, export))
+	for (i = 0; i < r->nr_legs + r->nr_spares; i++)
+		if (is_leg(req_leg(r, i), addr, port, export))
 			return true;
 	return false;
+}
+
+/* Leg @i of the device's legs, then spares */
+static const struct rmbd_leg_info *dev_leg(const struct rmbd_dev_info *d,
+					   uint32_t i)
+{
+	return i < d->nr_legs ? &d->legs[i] : &d->spares[i - d->nr_legs];
 }
 
 /* Whether device d has a leg or a spare on leg k of the request */
@@ -491,14 +511,10 @@ static bool dev_has(const struct rmbd_dev_info *d, const struct rmbd_leg_opts *k
 	uint32_t i;
 
 	if (!d->nr_legs)
-		return same_addr(d->addr, k->addr) &&
-		       d->port == port_or_default(k->port) &&
-		       !strcmp(d->export_name, k->export_name);
+		return is_leg(k, d->addr, d->port, d->export_name);
 	for (i = 0; i < d->nr_legs + d->nr_spares; i++) {
-		li = i < d->nr_legs ? &d->legs[i] : &d->spares[i - d->nr_legs];
-		if (same_addr(li->addr, k->addr) &&
-		    li->port == port_or_default(k->port) &&
-		    !strcmp(li->export_name, k->export_name))
+		li = dev_leg(d, i);
+		if (is_leg(k, li->addr, li->port, li->export_name))
 			return true;
 	}
 	return false;
@@ -510,11 +526,8 @@ static bool dev_overlaps(const struct rmbd_dev_info *d,
 {
 	unsigned int i;
 
-	for (i = 0; i < r->nr_legs; i++)
-		if (dev_has(d, &r->legs[i]))
-			return true;
-	for (i = 0; i < r->nr_spares; i++)
-		if (dev_has(d, &r->spares[i]))
+	for (i = 0; i < r->nr_legs + r->nr_spares; i++)
+		if (dev_has(d, req_leg(r, i)))
 			return true;
 	return false;
 }
@@ -545,11 +558,8 @@ static void compare_dev(struct cfg_line *l, const struct rmbd_dev_info *d)
 		return conflict(l, "%s keeps %u copies, the file says %u",
 				d->name, d->copies, o->copies ? o->copies : 2);
 	for (i = 0; i < d->nr_legs + d->nr_spares; i++) {
-		li = i < d->nr_legs ? &d->legs[i] : &d->spares[i - d->nr_legs];
-		if (!has_leg(r->legs, r->nr_legs, li->addr, li->port,
-			     li->export_name) &&
-		    !has_leg(r->spares, r->nr_spares, li->addr, li->port,
-			     li->export_name))
+		li = dev_leg(d, i);
+		if (!req_names(r, li->addr, li->port, li->export_name))
 			return conflict(l, "%s has a %s on addr %s export %s, which the file does not name",
 					d->name, i < d->nr_legs ? "leg" : "spare",
 					li->addr, li->export_name);
@@ -632,7 +642,7 @@ static void plan_dev(struct cfg *c, struct cfg_line *l)
 static bool same_thing(const struct cfg_line *a, const struct cfg_line *b,
 		       const char **what)
 {
-	unsigned int i, j;
+	unsigned int i;
 
 	if (a->kind == CFG_LISTENER && b->kind == CFG_LISTENER) {
 		*what = "listener";
@@ -659,14 +669,10 @@ static bool same_thing(const struct cfg_line *a, const struct cfg_line *b,
 	if (a->kind == CFG_DEV && b->kind == CFG_DEV) {
 		*what = "leg";
 		for (i = 0; i < b->d.nr_legs + b->d.nr_spares; i++) {
-			const struct rmbd_leg_opts *k = i < b->d.nr_legs ?
-				&b->d.legs[i] : &b->d.spares[i - b->d.nr_legs];
+			const struct rmbd_leg_opts *k = req_leg(&b->d, i);
 
-			j = port_or_default(k->port);
-			if (has_leg(a->d.legs, a->d.nr_legs, k->addr, j,
-				    k->export_name) ||
-			    has_leg(a->d.spares, a->d.nr_spares, k->addr, j,
-				    k->export_name))
+			if (req_names(&a->d, k->addr, port_or_default(k->port),
+				      k->export_name))
 				return true;
 		}
 	}
