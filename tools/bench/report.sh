@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Turn a benchmark run's fio JSON into OUT/bench.json and the table in
-# OUT/bench.txt (also printed).  run.sh calls it; run it again by hand to
-# redo the table of an earlier run:
+# OUT/bench.txt (also printed), then chart it (chart.sh: OUT/bench.png and
+# OUT/bench.svg, when gnuplot is installed).  run.sh calls it; run it
+# again by hand to redo the table and the chart of an earlier run:
 #
 #   tools/bench/report.sh [OUT]      (default selftests/results/bench)
 #
@@ -21,7 +22,7 @@
 # median, lowest and highest of the longest I/O stall of each run.
 #
 # Exit status 1 when rmbd was run and has no result for some job (or
-# failed to set up), 0 otherwise.
+# failed to set up), 0 otherwise: not for the chart.
 
 set -u
 
@@ -352,6 +353,15 @@ def header($who):
    | "note: \($j.name) on \(.key): \(.value.errors | first)")
 ' "$out/bench.json" > "$out/bench.txt" || { echo "bench: rendering the table failed" >&2; exit 1; }
 cat "$out/bench.txt"
+
+# The charts (chart.sh): a missing gnuplot or a chart that fails is a
+# warning, never the benchmark's failure.
+if ! command -v gnuplot > /dev/null; then
+	echo "bench: WARNING: gnuplot is not installed (make deps): no chart"
+	rm -f "$out/bench.png" "$out/bench.svg" "$out/scaling.png" "$out/scaling.svg"
+elif ! "$here/chart.sh" "$out"; then
+	echo "bench: WARNING: the chart failed (above); the results stand"
+fi
 
 if [[ $(jq -r '.rmbd_ok' "$out/bench.json") != true ]]; then
 	echo "bench: rmbd FAILED (see the notes above and $out/vm/)"
