@@ -3,7 +3,8 @@
 #
 # make bench: boot the test VM once (selftests/vm/run-vm.sh) and run the
 # same fio jobs on rmbd, nvme-rdma, nbd and brd there (tools/bench/guest.sh),
-# then turn fio's JSON into a table and bench.json (tools/bench/report.sh).
+# then turn fio's JSON into a table and bench.json, and chart it
+# (tools/bench/report.sh, tools/bench/chart.sh).
 # See Documentation/performance.rst.
 #
 # usage: tools/bench/run.sh        (as root, after "make all")
@@ -209,7 +210,8 @@ if [[ -e $vmres ]]; then
 		die "$vmres exists and is not a VM results directory; not touching it"
 	rm -rf "$vmres"
 fi
-rm -f "$out/bench.json" "$out/bench.txt"
+rm -f "$out/bench.json" "$out/bench.txt" "$out/bench.png" "$out/bench.svg" \
+	"$out/scaling.png" "$out/scaling.svg"
 RMBD_RESULTS=$vmres "$repo/selftests/vm/run-vm.sh" --raw "$wrapper" 2>&1 |
 	grep --line-buffered -v -e '^KTAP version' -e '^1\.\.[0-9]*$' | tee "$out/run.log"
 vmrc=${PIPESTATUS[0]}
@@ -246,8 +248,12 @@ if (( vmrc != 0 )); then
 		rc=1
 	fi
 fi
+files="bench.json, bench.txt"
+for f in bench.png bench.svg scaling.png scaling.svg; do
+	[[ -f $out/$f ]] && files+=", $f"
+done
 echo "bench: $(( elapsed / 60 )) min $(( elapsed % 60 )) s$([[ -n $vm_s ]] &&
-	echo " (the VM $(( vm_s / 60 )) min $(( vm_s % 60 )) s)"); results in $out (bench.json, bench.txt, vm/)"
+	echo " (the VM $(( vm_s / 60 )) min $(( vm_s % 60 )) s)"); results in $out ($files, vm/)"
 if (( rc )); then
 	echo "bench: FAIL"
 fi
