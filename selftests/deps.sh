@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Install the Debian packages that building rmbd, its tests, its demo and
-# its benchmark (nvme-cli, nbd-server, nbd-client: the peers) need.
+# its benchmark (nvme-cli, nbd-server, nbd-client: the peers; gnuplot-nox:
+# its charts) need.
 # Idempotent: returns at once when everything is present.
 #
 #   RMBD_DEPS_NO_OPTIONAL=1   skip optional packages (linux-source for checkpatch,
@@ -43,6 +44,7 @@ required=(
 	nvme-cli
 	nbd-server
 	nbd-client
+	gnuplot-nox
 	mdadm
 	lvm2
 	cryptsetup-bin
