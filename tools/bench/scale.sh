@@ -24,7 +24,8 @@
 #              devices at a time) for a few queues x depth settings
 #   cpu        CPU time per 4 KiB read, randread QD16, on the benchmark's
 #              rmbd and nvme-rdma devices: busy time of all CPUs
-#              (/proc/stat) and fio's own (usr + sys), divided by the I/Os
+#              (/proc/stat) over a window inside fio's run divided by the
+#              device's reads in it, and fio's own (usr + sys) per I/O
 #
 # Where a connect's time goes comes from kprobes on the client module
 # (rmbd_c_leg_start, rmbd_c_admin_xfer, rmbd_c_queue_connect), registered
@@ -403,38 +404,52 @@ scale_busy() {	# all CPUs' busy jiffies (all but idle and iowait)
 }
 
 scale_cpu() {
-	local s x out b0 b1 t0 t1 args hz
+	local s x out b0 b1 t0 t1 r0 r1 r args hz st fio_pid k win
 	hz=$(getconf CLK_TCK)
 	read -r -a args <<< "$scale_fio_args"
+	win=$(( runtime > 3 ? runtime - 1 : 2 ))
 	for s in rmbd nvme-rdma; do
 		x=${dev[$s]:-}
 		if [[ -z $x ]]; then
 			jq -nc --arg s "$s" '{system: $s, skipped: "no device (not among the systems, or n/a)"}' >> "$res/scale/cpu.jsonl"
 			continue
 		fi
+		# The window: from 1 s after the device's reads start counting,
+		# $win s long, inside fio's run; the I/Os are the device's
+		# completed reads in it (stat_dev: the path device of nvme).
+		st=$(stat_dev "$x")
 		out=$res/scale/cpu.$s.json
+		timeout -k 10 $(( runtime + win + 120 )) fio --direct=1 "${args[@]}" --name="$s" --filename="$x" \
+			--runtime=$(( win + 3 )) --time_based --randrepeat=0 --norandommap \
+			--output-format=json --output="$out" > /dev/null 2> "$out.err" &
+		fio_pid=$!
+		read -r r0 _ < "$st"
+		for (( k = 0; k < 600; k++ )); do
+			read -r r _ < "$st"
+			(( r > r0 )) && break
+			scale_nap 0.05
+		done
+		scale_nap 1
+		read -r r0 _ < "$st"
 		b0=$(scale_busy) t0=$(usec)
-		timeout -k 10 $(( runtime + 120 )) fio --direct=1 "${args[@]}" --name="$s" --filename="$x" \
-			--runtime="$runtime" --time_based --randrepeat=0 --norandommap \
-			--output-format=json --output="$out" > /dev/null 2> "$out.err" || true
+		scale_nap "$win"
+		read -r r1 _ < "$st"
 		b1=$(scale_busy) t1=$(usec)
-		if ! jq -e '.jobs[0].read.total_ios > 0' "$out" > /dev/null 2>&1; then
+		wait "$fio_pid"
+		if ! jq -e '.jobs[0].read.total_ios > 0' "$out" > /dev/null 2>&1 || (( r1 <= r0 )); then
 			jq -nc --arg s "$s" --arg e "$(tr '\n' ' ' < "$out.err" | cut -c1-200)" '{system: $s, error: "fio: \($e)"}' >> "$res/scale/cpu.jsonl"
 			continue
 		fi
-		# fio's wall time includes its start; the busy time is of
-		# the whole window, so divided by the I/Os it is an upper bound
-		# (fio's start, the idle kernel) and fio's usr + sys a lower.
 		jq -c --arg s "$s" --argjson busy "$(( b1 - b0 ))" --argjson hz "$hz" \
-			--argjson wall "$(( t1 - t0 ))" --argjson ncpu "$(nproc)" '.jobs[0] as $j
-			| ($j.read.total_ios) as $n
-			| {system: $s, ios: $n, iops: $j.read.iops, runtime_ms: $j.job_runtime,
-			   usr_pct: $j.usr_cpu, sys_pct: $j.sys_cpu,
-			   busy_s: ($busy / $hz), window_s: ($wall / 1e6), cpus: $ncpu,
+			--argjson wall "$(( t1 - t0 ))" --argjson ncpu "$(nproc)" --argjson n "$(( r1 - r0 ))" '.jobs[0] as $j
+			| {system: $s, window_s: ($wall / 1e6), window_ios: $n, window_iops: ($n / $wall * 1e6),
+			   busy_s: ($busy / $hz), cpus: $ncpu, busy_pct: ($busy / $hz / ($wall / 1e6) / $ncpu * 100),
 			   busy_us_per_io: ($busy / $hz * 1e6 / $n),
-			   fio_us_per_io: (($j.usr_cpu + $j.sys_cpu) / 100 * $j.job_runtime * 1000 / $n)}' \
+			   ios: $j.read.total_ios, iops: $j.read.iops, runtime_ms: $j.job_runtime,
+			   usr_pct: $j.usr_cpu, sys_pct: $j.sys_cpu,
+			   fio_us_per_io: (($j.usr_cpu + $j.sys_cpu) / 100 * $j.job_runtime * 1000 / $j.read.total_ios)}' \
 			"$out" >> "$res/scale/cpu.jsonl"
-		ssay "cpu $s: $(tail -n 1 "$res/scale/cpu.jsonl" | jq -r '"\(.iops | floor) IOPS, \(.busy_us_per_io | floor) us busy (all CPUs) and \(.fio_us_per_io | floor) us of fio per I/O"')"
+		ssay "cpu $s: $(tail -n 1 "$res/scale/cpu.jsonl" | jq -r '"\(.window_iops | floor) IOPS, CPUs \(.busy_pct | floor) % busy: \(.busy_us_per_io | floor) us busy (all CPUs) and \(.fio_us_per_io | floor) us of fio per I/O"')"
 	done
 }
 
