@@ -449,9 +449,11 @@ select(.scaling) | .scaling.raw as $r
 	+ (.per_device_kb.Slab | fmt(0) | lpad(8)) + (.per_device_kb.SUnreclaim | fmt(0) | lpad(12)))),
   (select(($r.cpu | length) > 0)
    | "",
-     "CPU per 4 KiB read, \($r.settings.fio_args): busy time of all CPUs (both ends) and fio'"'"'s usr+sys, per I/O:",
+     "CPU per 4 KiB read, \($r.settings.fio_args): busy time of all CPUs (both ends; a window inside the run,",
+     "its share of all CPUs beside it) and fio'"'"'s own usr+sys, per I/O:",
      ($r.cpu[] | (.system | rpad(12)) + (if .skipped then "n/a: \(.skipped)" elif .error then "FAILED: \(.error)" else
-	(.iops | fmt(0) | lpad(8)) + " IOPS" + (.busy_us_per_io | fmt(1) | lpad(9)) + " us busy" + (.fio_us_per_io | fmt(1) | lpad(8)) + " us fio" end)))
+	((.window_iops // .iops) | fmt(0) | lpad(8)) + " IOPS" + (.busy_pct | fmt(0) | lpad(5)) + " % busy"
+	+ (.busy_us_per_io | fmt(1) | lpad(8)) + " us busy" + (.fio_us_per_io | fmt(1) | lpad(8)) + " us fio" end)))
 ' "$out/bench.json" >> "$out/bench.txt" || echo "bench: rendering the scaling table failed" >&2
 cat "$out/bench.txt"
 
