@@ -437,16 +437,19 @@ select(.scaling) | .scaling.raw as $r
      "one kernel); fio \($r.settings.fio_args) on every device at once",
      "",
      ("devices" | rpad(9)) + ("sessions" | lpad(9)) + ("MRs" | lpad(6)) + ("KiB/session" | lpad(13)) + ("Slab KiB" | lpad(10))
-	+ ("IOPS" | lpad(8)) + ("mean us" | lpad(9)),
+	+ ("Vmalloc KiB" | lpad(13)) + ("IOPS" | lpad(8)) + ("mean us" | lpad(9)),
      ($r.sessions[] | (.sessions | tostring | rpad(9)) + (.target.sessions | fmt(0) | lpad(9)) + (.target.mapped | fmt(0) | lpad(6))
 	+ (.per_session_kb.MemAvailable | neg | fmt(0) | lpad(13)) + (.per_session_kb.Slab | fmt(0) | lpad(10))
+	+ (.per_session_kb.VmallocUsed | fmt(0) | lpad(13))
 	+ (.iops | fmt(0) | lpad(8)) + (.lat_mean_us | fmt(0) | lpad(9)))),
   (select(($r.client_memory | length) > 0)
    | "",
      "memory per device (\($r.settings.devmem_devices) devices at a time, both ends, one kernel), KiB:",
-     ("queues x depth" | rpad(16)) + ("MemAvailable" | lpad(13)) + ("Slab" | lpad(8)) + ("SUnreclaim" | lpad(12)),
+     ("queues x depth" | rpad(16)) + ("MemAvailable" | lpad(13)) + ("Slab" | lpad(8)) + ("SUnreclaim" | lpad(12))
+	+ ("VmallocUsed" | lpad(13)),
      ($r.client_memory[] | ("\(.queues) x \(.depth)" | rpad(16)) + (.per_device_kb.MemAvailable | neg | fmt(0) | lpad(13))
-	+ (.per_device_kb.Slab | fmt(0) | lpad(8)) + (.per_device_kb.SUnreclaim | fmt(0) | lpad(12)))),
+	+ (.per_device_kb.Slab | fmt(0) | lpad(8)) + (.per_device_kb.SUnreclaim | fmt(0) | lpad(12))
+	+ (.per_device_kb.VmallocUsed | fmt(0) | lpad(13)))),
   (select(($r.cpu | length) > 0)
    | "",
      "CPU per 4 KiB read, \($r.settings.fio_args): busy time of all CPUs (both ends; a window inside the run,",
