@@ -28,7 +28,9 @@
 # Settings come from the environment (run.sh sets them): RMBD_BENCH_SYSTEMS,
 # RMBD_BENCH_JOBS, RMBD_BENCH_RUNS, RMBD_BENCH_RUNTIME, RMBD_BENCH_RAMP,
 # RMBD_BENCH_SIZE (bytes), RMBD_BENCH_QUEUES, RMBD_BENCH_DEPTH,
-# RMBD_BENCH_POLLQ.
+# RMBD_BENCH_POLLQ; RMBD_BENCH_SCALE=1 runs the scaling section after the
+# jobs (tools/bench/scale.sh, its settings RMBD_BENCH_SCALE_*), results
+# under scale/.
 #
 # A system that cannot be set up is recorded as n/a with the reason and
 # the others still run.  Exit status 1 when rmbd was selected and failed
@@ -1050,6 +1052,17 @@ for j in "${jobs[@]}"; do
 		done
 	done
 done
+
+# ---- scaling --------------------------------------------------------------
+
+# tools/bench/scale.sh: connect and reconnect against the export size,
+# sessions and devices on one target and client, memory, CPU per I/O.
+if [[ ${RMBD_BENCH_SCALE:-0} == 1 ]]; then
+	# shellcheck source=tools/bench/scale.sh
+	source "$here/scale.sh"
+	rmbd_modules_loaded || try "loading the rmbd modules" rmbd_load_modules > /dev/null
+	scale_main || true
+fi
 
 # ---- rmbd's health at the end ------------------------------------------
 

@@ -232,6 +232,59 @@ def ratio($a; $b): if $a == null or $b == null or $b == 0 then null else $a / $b
 ' > "$out/bench.json.tmp" || { echo "bench: building bench.json failed" >&2; exit 1; }
 mv "$out/bench.json.tmp" "$out/bench.json"
 
+# The scaling section (tools/bench/scale.sh), when it ran: .scaling, its
+# curves ({name, xlabel, ylabel, unit, points: [{x, y}]}) and the raw
+# figures under .scaling.raw.
+sc=$res/scale
+if [[ -f $sc/env.json ]]; then
+	for f in connect sessions client_mem cpu; do
+		[[ -f $sc/$f.jsonl ]] || : > "$sc/$f.jsonl"
+	done
+	jq --slurpfile env "$sc/env.json" --slurpfile conn "$sc/connect.jsonl" \
+		--slurpfile sess "$sc/sessions.jsonl" --slurpfile cmem "$sc/client_mem.jsonl" \
+		--slurpfile cpu "$sc/cpu.jsonl" '
+	def curve($n; $xl; $yl; $u; $p): {name: $n, xlabel: $xl, ylabel: $yl, unit: $u,
+		points: [$p[] | select(.y != null)]};
+	def mib: . / 1048576;
+	def neg: if . == null then null else -. end;
+	def rnd: if . == null then null else round end;
+	[$conn[] | select(.connect_ms != null)] as $c
+	| . + {scaling: {
+	    curves: [
+		curve("connect"; "export size (MiB)"; "rmbd dev connect until the first 4 KiB read is back"; "ms";
+		      [$c[] | {x: (.size | mib), y: .first_read_ms}]),
+		curve("connect-map"; "export size (MiB)"; "the MAPs of a connect (kprobes)"; "ms";
+		      [$c[] | {x: (.size | mib), y: .phases.map_ms?}]),
+		curve("map-round-trips"; "export size (MiB)"; "MAP round trips per connect"; "round trips";
+		      [$c[] | {x: (.size | mib), y: (.phases.map_round_trips? // .nr_slabs)}]),
+		curve("reconnect"; "export size (MiB)"; "link down and up: from the break to reads flowing again"; "ms";
+		      [$c[] | {x: (.size | mib), y: (.reconnect.phases.at.flowing? // .reconnect.flowing_ms?)}]),
+		curve("reconnect-live"; "export size (MiB)"; "link down and up: from the break to the new session set up"; "ms";
+		      [$c[] | {x: (.size | mib), y: (.reconnect.phases.at.leg_start_ret? // .reconnect.live_ms?)}]),
+		curve("reconnect-session"; "export size (MiB)"; "a reconnect: the new session set up (kprobes)"; "ms";
+		      [$c[] | {x: (.size | mib), y: .reconnect.phases.leg_start_ms?}]),
+		curve("target-mrs"; "sessions on one target"; "memory regions the target holds"; "MRs";
+		      [$sess[] | {x: .sessions, y: .target.mapped}]),
+		curve("session-memory"; "sessions on one target"; "kernel memory per session and device, both ends (MemAvailable)"; "KiB";
+		      [$sess[] | {x: .sessions, y: (.per_session_kb.MemAvailable | neg | rnd)}]),
+		curve("devices-iops"; "devices on one client"; "aggregate 4k randread IOPS, QD16 each"; "IOPS";
+		      [$sess[] | {x: .sessions, y: (.iops | rnd)}]),
+		curve("devices-latency"; "devices on one client"; "mean 4k randread latency of a device, QD16"; "us";
+		      [$sess[] | {x: .sessions, y: (.lat_mean_us | rnd)}]),
+		(([$cmem[] | .queues] | unique[]) as $q
+		 | curve("client-memory-q\($q)"; "queue depth"; "kernel memory per device, \($q) queue(s), both ends (MemAvailable)"; "KiB";
+			[$cmem[] | select(.queues == $q) | {x: .depth, y: (.per_device_kb.MemAvailable | neg | rnd)}])),
+		($cpu[] | select(.busy_us_per_io != null) as $r
+		 | curve("cpu-per-io-\($r.system)"; "queue depth"; "busy CPU time (all CPUs) per 4 KiB read, \($r.system)"; "us";
+			[{x: 16, y: $r.busy_us_per_io}]),
+		   curve("fio-cpu-per-io-\($r.system)"; "queue depth"; "fio usr+sys per 4 KiB read, \($r.system)"; "us";
+			[{x: 16, y: $r.fio_us_per_io}]))
+	    ],
+	    raw: {settings: $env[0], connect: $conn, sessions: $sess, client_memory: $cmem, cpu: $cpu}}}
+	' "$out/bench.json" > "$out/bench.json.tmp" && mv "$out/bench.json.tmp" "$out/bench.json" ||
+		echo "bench: building bench.json's scaling section failed" >&2
+fi
+
 jq -r '
 def fmt($d): if . == null then "-" elif $d == 0 then (round | tostring)
 	else (. * pow(10; $d) | round | tostring
@@ -352,6 +405,60 @@ def header($who):
    | select(.value.status == "failed" or (.value.failed_runs // 0) > 0)
    | "note: \($j.name) on \(.key): \(.value.errors | first)")
 ' "$out/bench.json" > "$out/bench.txt" || { echo "bench: rendering the table failed" >&2; exit 1; }
+jq -r '
+def fmt($d): if . == null then "-" elif $d == 0 then (round | tostring)
+	else (. * pow(10; $d) | round | tostring
+	      | ("0" * ($d + 1 - length) // "") + .
+	      | .[:length - $d] + "." + .[length - $d:]) end;
+def lpad($n): tostring | if length < $n then " " * ($n - length) + . else . end;
+def rpad($n): tostring | if length < $n then . + " " * ($n - length) else . end;
+def neg: if . == null then null else -. end;
+select(.scaling) | .scaling.raw as $r
+| "",
+  "scaling (tools/bench/scale.sh): connect and reconnect against the export size (slabs of \($r.connect[0].slab_size // 0 | . / 1048576 | floor) MiB), in ms.",
+  "add: export add; connect: rmbd dev connect until the first 4 KiB read is back; session: the session set up in it",
+  "(rmbd_c_leg_start), MAPs: its MAP round trips and their time. Reconnect: link down under QD1 reads, up once noticed;",
+  "from the break: lost (the client noticed), retry (the new session starts), live (it is up), flowing (reads count again)",
+  "",
+  ("export" | rpad(8)) + ("add" | lpad(7)) + ("connect" | lpad(8)) + ("session" | lpad(8)) + ("MAPs" | lpad(6))
+	+ ("MAP ms" | lpad(7)) + ("lost" | lpad(8)) + ("retry" | lpad(7)) + ("live" | lpad(7)) + ("flowing" | lpad(8))
+	+ ("session" | lpad(8)) + ("MAP ms" | lpad(7)),
+  ($r.connect[] | ((.size / 1048576 | floor | tostring) + "M" | rpad(8))
+	+ (if .skipped then "  skipped: \(.skipped)" elif .error then "  FAILED: \(.error)" else
+	  (.export_add_ms | fmt(0) | lpad(7)) + (.first_read_ms | fmt(0) | lpad(8)) + (.phases.leg_start_ms? | fmt(1) | lpad(8))
+	  + ((.phases.map_round_trips? // .nr_slabs) | fmt(0) | lpad(6)) + (.phases.map_ms? | fmt(1) | lpad(7))
+	  + (.reconnect.phases.at.lost? | fmt(0) | lpad(8)) + (.reconnect.phases.at.leg_start? | fmt(0) | lpad(7))
+	  + ((.reconnect.phases.at.leg_start_ret? // .reconnect.live_ms?) | fmt(0) | lpad(7))
+	  + ((.reconnect.phases.at.flowing? // .reconnect.flowing_ms?) | fmt(0) | lpad(8))
+	  + (.reconnect.phases.leg_start_ms? | fmt(1) | lpad(8)) + (.reconnect.phases.map_ms? | fmt(1) | lpad(7)) end)),
+  (select(($r.sessions | length) > 0)
+   | "",
+     "sessions and devices: N devices on one shared export of \($r.settings.shared_export) (slabs of \($r.settings.shared_slab)), one client,",
+     "one target; MRs: the target'"'"'s memory regions; KiB/session: MemAvailable drop per session and device (both ends,",
+     "one kernel); fio \($r.settings.fio_args) on every device at once",
+     "",
+     ("devices" | rpad(9)) + ("sessions" | lpad(9)) + ("MRs" | lpad(6)) + ("KiB/session" | lpad(13)) + ("Slab KiB" | lpad(10))
+	+ ("Vmalloc KiB" | lpad(13)) + ("IOPS" | lpad(8)) + ("mean us" | lpad(9)),
+     ($r.sessions[] | (.sessions | tostring | rpad(9)) + (.target.sessions | fmt(0) | lpad(9)) + (.target.mapped | fmt(0) | lpad(6))
+	+ (.per_session_kb.MemAvailable | neg | fmt(0) | lpad(13)) + (.per_session_kb.Slab | fmt(0) | lpad(10))
+	+ (.per_session_kb.VmallocUsed | fmt(0) | lpad(13))
+	+ (.iops | fmt(0) | lpad(8)) + (.lat_mean_us | fmt(0) | lpad(9)))),
+  (select(($r.client_memory | length) > 0)
+   | "",
+     "memory per device (\($r.settings.devmem_devices) devices at a time, both ends, one kernel), KiB:",
+     ("queues x depth" | rpad(16)) + ("MemAvailable" | lpad(13)) + ("Slab" | lpad(8)) + ("SUnreclaim" | lpad(12))
+	+ ("VmallocUsed" | lpad(13)),
+     ($r.client_memory[] | ("\(.queues) x \(.depth)" | rpad(16)) + (.per_device_kb.MemAvailable | neg | fmt(0) | lpad(13))
+	+ (.per_device_kb.Slab | fmt(0) | lpad(8)) + (.per_device_kb.SUnreclaim | fmt(0) | lpad(12))
+	+ (.per_device_kb.VmallocUsed | fmt(0) | lpad(13)))),
+  (select(($r.cpu | length) > 0)
+   | "",
+     "CPU per 4 KiB read, \($r.settings.fio_args): busy time of all CPUs (both ends; a window inside the run,",
+     "its share of all CPUs beside it) and fio'"'"'s own usr+sys, per I/O:",
+     ($r.cpu[] | (.system | rpad(12)) + (if .skipped then "n/a: \(.skipped)" elif .error then "FAILED: \(.error)" else
+	((.window_iops // .iops) | fmt(0) | lpad(8)) + " IOPS" + (.busy_pct | fmt(0) | lpad(5)) + " % busy"
+	+ (.busy_us_per_io | fmt(1) | lpad(8)) + " us busy" + (.fio_us_per_io | fmt(1) | lpad(8)) + " us fio" end)))
+' "$out/bench.json" >> "$out/bench.txt" || echo "bench: rendering the scaling table failed" >&2
 cat "$out/bench.txt"
 
 # The charts (chart.sh): a missing gnuplot or a chart that fails is a

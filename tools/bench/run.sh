@@ -41,6 +41,18 @@
 #   RMBD_BENCH_RPS_TARGET, RMBD_BENCH_RPS_CLIENT  RPS CPU masks (hex) of the
 #                       target and client ends with RMBD_BENCH_NET=two
 #                       (default: the last CPU, and 0: no steering)
+#   RMBD_BENCH_SCALE    1: run the scaling section (tools/bench/scale.sh)
+#                       after the jobs, 0: not (default: 1 when every job
+#                       runs, i.e. RMBD_BENCH_JOBS is unset or "all")
+#   RMBD_BENCH_SCALE_SIZES  export sizes of its connect and reconnect
+#                       points, comma or space separated (default
+#                       64M,256M,1G,4G; 16G needs a VM of some 18G); the
+#                       VM gets the largest on top of its memory, and
+#                       sizes the host cannot hold are dropped
+#   RMBD_BENCH_SCALE_DEVICES  device counts of its sessions and devices
+#                       points (default "1 8 32")
+#   RMBD_BENCH_SCALE_QD  queues x depth settings of its client memory
+#                       points (default "1x32 1x128 2x128 2x1024")
 #   RMBD_BENCH_OUT      output directory (default selftests/results/bench)
 #   RMBD_VM_MEM         guest memory (default: 1 GiB plus one device per
 #                       system)
@@ -122,6 +134,45 @@ for s in "${systems[@]}"; do
 	mem=$(( mem + (size >> 20) ))
 	bench_is_mirror_system "$s" && mem=$(( mem + (size >> 20) ))
 done
+# The scaling section: one export of each size at a time, a shared one
+# of 256M and up to 32 devices (some 8 MiB each, both ends).
+scale=${RMBD_BENCH_SCALE:-}
+if [[ -z $scale ]]; then
+	scale=0
+	[[ -z ${RMBD_BENCH_JOBS:-} || ${RMBD_BENCH_JOBS:-} == all ]] && scale=1
+fi
+[[ $scale == 0 || $scale == 1 ]] || die "RMBD_BENCH_SCALE must be 0 or 1" 2
+scale_sizes=() scale_max=0
+if (( scale )); then
+	list=${RMBD_BENCH_SCALE_SIZES:-64M,256M,1G,4G}
+	for v in ${list//,/ }; do
+		b=$(numfmt --from=iec "$v" 2>/dev/null) || die "RMBD_BENCH_SCALE_SIZES: not a size: $v" 2
+		(( b >= 4 << 20 && b % (2 << 20) == 0 )) ||
+			die "RMBD_BENCH_SCALE_SIZES: $v is not a multiple of 2M of at least 4M" 2
+		scale_sizes+=("$b")
+	done
+	mapfile -t scale_sizes < <(printf '%s\n' "${scale_sizes[@]}" | sort -n -u)
+	for v in ${RMBD_BENCH_SCALE_DEVICES:-}; do
+		[[ $v =~ ^[1-9][0-9]{0,2}$ ]] || die "RMBD_BENCH_SCALE_DEVICES: not a device count: $v" 2
+	done
+	for v in ${RMBD_BENCH_SCALE_QD:-}; do
+		[[ $v =~ ^[1-9][0-9]*x[1-9][0-9]*$ ]] || die "RMBD_BENCH_SCALE_QD: not QUEUESxDEPTH: $v" 2
+	done
+	if [[ -z ${RMBD_VM_MEM:-} ]]; then
+		# The host must hold the VM: the largest sizes go when it
+		# cannot (QEMU allocates on touch, the exports touch it all).
+		avail=$(awk '/^MemAvailable:/ {print int($2 / 1024)}' /proc/meminfo)
+		while (( ${#scale_sizes[@]} )) &&
+		      (( mem + 768 + (scale_sizes[-1] >> 20) > avail - 1024 )); do
+			echo "bench: scaling: the host has $avail MiB available, too little for a VM with a $(( scale_sizes[-1] >> 20 )) MiB export; leaving that size out" >&2
+			unset 'scale_sizes[-1]'
+		done
+	fi
+	(( ${#scale_sizes[@]} )) && scale_max=${scale_sizes[-1]}
+	[[ -z ${RMBD_VM_MEM:-} ]] && mem=$(( mem + 768 + (scale_max >> 20) ))
+	[[ ${RMBD_BENCH_SCALE_DEVMEM:-1} =~ ^[1-9][0-9]?$ ]] ||
+		die "RMBD_BENCH_SCALE_DEVMEM must be a number of devices, 1 to 99" 2
+fi
 export RMBD_VM_MEM=${RMBD_VM_MEM:-${mem}M}
 [[ ${RMBD_BENCH_LOSS:-10} =~ ^[1-9][0-9]{0,2}$ ]] ||
 	die "RMBD_BENCH_LOSS must be a number of seconds, 1 to 999" 2
@@ -153,7 +204,8 @@ done
 estimate=$(( 60 + ${#systems[@]} * ((nfio > 0) * size / 30000000 + 5) +
 	nfio * runs * (3 + ${#systems[@]} * (ramp + runtime + 1)) +
 	nswap * (swap_runs + 1) * swap_sys * 15 +
-	nfo * runs * 2 * (${RMBD_BENCH_LOSS:-10} + 8 + 15) ))
+	nfo * runs * 2 * (${RMBD_BENCH_LOSS:-10} + 8 + 15) +
+	scale * (150 + ${#scale_sizes[@]} * 20 + (scale_max >> 20) / 100) ))
 tmo=$(( estimate * 2 + 300 ))
 
 # run-vm.sh runs scripts from inside the work tree only: a small generated
@@ -172,6 +224,10 @@ wrapper=$jobdir/bench.sh
 	printf 'export RMBD_BENCH_SIZE=%q RMBD_BENCH_QUEUES=%q RMBD_BENCH_DEPTH=%q RMBD_BENCH_POLLQ=%q\n' \
 		"$size" "$queues" "$depth" "$pollq"
 	printf 'export RMBD_BENCH_NET=%q\n' "$net"
+	printf 'export RMBD_BENCH_SCALE=%q RMBD_BENCH_SCALE_SIZES=%q\n' "$scale" "${scale_sizes[*]}"
+	for v in RMBD_BENCH_SCALE_DEVICES RMBD_BENCH_SCALE_QD RMBD_BENCH_SCALE_DEVMEM RMBD_BENCH_SCALE_TRACE; do
+		[[ -n ${!v:-} ]] && printf 'export %s=%q\n' "$v" "${!v}"
+	done
 	[[ -n ${RMBD_BENCH_LOSS:-} ]] && printf 'export RMBD_BENCH_LOSS=%q\n' "$RMBD_BENCH_LOSS"
 	[[ -n ${RMBD_BENCH_RPS_TARGET:-} ]] && printf 'export RMBD_BENCH_RPS_TARGET=%q\n' "$RMBD_BENCH_RPS_TARGET"
 	[[ -n ${RMBD_BENCH_RPS_CLIENT:-} ]] && printf 'export RMBD_BENCH_RPS_CLIENT=%q\n' "$RMBD_BENCH_RPS_CLIENT"
@@ -200,6 +256,7 @@ what=
 (( nfio )) && what+="$runs x (${ramp}+${runtime} s) per fio job and system, "
 (( nswap )) && what+="$swap_runs runs of the swap job per system, "
 echo "bench: $what$(( size >> 20 )) MiB devices, VM $RMBD_VM_MEM ${RMBD_VM_SMP:-2} vCPUs ($accel), network $net"
+(( scale )) && echo "bench: scaling: export sizes $(for v in "${scale_sizes[@]}"; do printf '%sM ' $(( v >> 20 )); done)"
 echo "bench: about $(( (estimate + 59) / 60 )) minutes"
 
 # The VM's results directory: emptied here so that nothing of an earlier
