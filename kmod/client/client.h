@@ -37,12 +37,13 @@
 #define RMBD_C_MINORS		16
 #define RMBD_C_ADMIN_DEPTH	2
 /*
- * The segments of a request: 512 KiB of scattered pages.  A work request
- * carries what the RDMA device allows (often about 30), so a request may
- * post several, up to RMBD_C_MAX_REQ_WRS.
+ * The segments of a request: 1 MiB of scattered pages, the largest
+ * request, so that a 1 MiB read is one request.  A work request carries
+ * what the RDMA device allows (often about 30), so a request may post
+ * several, up to RMBD_C_MAX_REQ_WRS.
  */
-#define RMBD_C_MAX_SEGS		128
-#define RMBD_C_MAX_REQ_WRS	8
+#define RMBD_C_MAX_SEGS		256
+#define RMBD_C_MAX_REQ_WRS	16
 /* The least queue depth a device falls back to (rmbd_c_queue_connect()) */
 #define RMBD_C_MIN_DEPTH	16
 /* The largest request */

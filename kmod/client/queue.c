@@ -23,8 +23,12 @@
  */
 #define RMBD_C_ACK_TIMEOUT	16
 #define RMBD_C_RETRY_COUNT	6
-/* Outstanding RDMA READs we ask for per queue. */
-#define RMBD_C_RD_ATOM		16
+/*
+ * Outstanding RDMA READs we ask for per queue (the RDMA device may allow
+ * fewer): a 1 MiB read posts up to eight READs, and four of them in flight
+ * would fill sixteen.
+ */
+#define RMBD_C_RD_ATOM		64
 
 static int rmbd_c_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev)
 {
