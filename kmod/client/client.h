@@ -113,6 +113,14 @@ struct rmbd_c_queue {
 	spinlock_t		lock;
 	struct list_head	batch;
 	struct list_head	posted;
+	/*
+	 * A soft provider's batches, posted from another CPU while the
+	 * queue is busy (rmbd_c_queue_commit()); under @lock: whether it
+	 * does now, and its idle commits in a row, or inline posts since.
+	 */
+	struct work_struct	post_work;
+	bool			handoff;
+	unsigned int		streak;
 	/* READ sinks, one per request, when leg->read_mr (iWARP) */
 	struct list_head	read_mrs;
 	int			cm_error;
@@ -517,6 +525,7 @@ rmbd_c_leg_queue(struct rmbd_c_leg *leg, struct blk_mq_hw_ctx *hctx)
 extern struct mutex rmbd_c_mutex;
 extern struct list_head rmbd_c_devs;
 extern struct workqueue_struct *rmbd_c_wq;
+extern struct workqueue_struct *rmbd_c_post_wq;
 
 /* leg.c: the session to the target */
 int rmbd_c_first_device(struct rmbd_c_leg *leg, struct ib_device *ibdev,
@@ -548,6 +557,8 @@ void rmbd_c_post_end(struct rmbd_c_leg *leg, unsigned int noreclaim);
 void rmbd_c_read_write_done(struct ib_cq *cq, struct ib_wc *wc);
 void rmbd_c_part_done(struct ib_cq *cq, struct ib_wc *wc);
 void rmbd_c_post_batch(struct rmbd_c_queue *q);
+void rmbd_c_queue_commit(struct rmbd_c_queue *q);
+void rmbd_c_post_work(struct work_struct *work);
 int rmbd_c_poll_cq(struct rmbd_c_queue *q);
 blk_status_t rmbd_c_io_prep(struct rmbd_c_queue *q, struct rmbd_c_io *io,
 			    struct request *rq, u64 idx, u64 off);

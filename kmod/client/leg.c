@@ -785,6 +785,7 @@ static int rmbd_c_queues_alloc(struct rmbd_c_leg *leg)
 		spin_lock_init(&q->poll_lock);
 		INIT_LIST_HEAD(&q->batch);
 		INIT_LIST_HEAD(&q->posted);
+		INIT_WORK(&q->post_work, rmbd_c_post_work);
 		INIT_LIST_HEAD(&q->read_mrs);
 	}
 	return 0;
