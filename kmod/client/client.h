@@ -246,6 +246,8 @@ struct rmbd_c_leg {
 	u64			export_id;
 	/* At the first OPEN: the export was never written (RMBD_OPEN_BLANK). */
 	bool			blank;
+	/* The target takes RMBD_OP_MAP_RANGE (its last OPEN reply said) */
+	bool			map_range;
 	/* From the OPEN reply: what the I/O queues bring to join. */
 	u8			join_key[RMBD_JOIN_KEY_LEN];
 	u64			size;

@@ -475,6 +475,7 @@ static int rmbd_c_open(struct rmbd_c_leg *leg, const char **why)
 			return ret;
 	}
 
+	leg->map_range = flags & RMBD_OPEN_MAP_RANGE;
 	if (leg->slabs) {
 		/* Reconnecting: the export must be the one we had. */
 		if (!leg->read_only && (flags & RMBD_OPEN_RDONLY)) {
@@ -558,6 +559,49 @@ static noinline int rmbd_c_map(struct rmbd_c_leg *leg, u32 idx, const char **why
 	return 0;
 }
 ALLOW_ERROR_INJECTION(rmbd_c_map, ERRNO);
+
+/*
+ * Map the slabs from @first on, as many as one RMBD_OP_MAP_RANGE gets
+ * (*@done of them: at least one), and check what the target says of them
+ * as rmbd_c_map() does.
+ */
+static noinline int rmbd_c_map_range(struct rmbd_c_leg *leg, u32 first,
+				     u32 *done, const char **why)
+{
+	struct rmbd_map_range_req *req = leg->send_buf;
+	struct rmbd_map_range_rsp *rsp = leg->recv_buf;
+	u32 count = min_t(u32, leg->nr_slabs - first, RMBD_MAP_RANGE_MAX);
+	u64 addr, len, end;
+	u32 i, n;
+	int ret;
+
+	memset(req, 0, RMBD_MSG_SIZE);
+	req->first = cpu_to_le32(first);
+	req->count = cpu_to_le32(count);
+	ret = rmbd_c_admin_xfer(leg, RMBD_OP_MAP_RANGE, sizeof(*req), why);
+	if (ret) {
+		rmbd_c_why(why, "target could not map a slab");
+		return ret;
+	}
+	addr = le64_to_cpu(rsp->addr);
+	n = le32_to_cpu(rsp->count);
+	if (le32_to_cpu(rsp->first) != first || !n || n > count ||
+	    check_add_overflow(addr, (u64)(n - 1) * leg->slab_size, &end) ||
+	    check_add_overflow(end, rmbd_slab_len(leg->size, leg->slab_size,
+						  first + n - 1), &end)) {
+		*why = "target sent an invalid slab mapping";
+		return -EPROTO;
+	}
+	for (i = 0; i < n; i++) {
+		len = rmbd_slab_len(leg->size, leg->slab_size, first + i);
+		leg->slabs[first + i].addr = addr + (u64)i * leg->slab_size;
+		leg->slabs[first + i].len = len;
+		leg->slabs[first + i].rkey = le32_to_cpu(rsp->rkeys[i]);
+	}
+	*done = n;
+	return 0;
+}
+ALLOW_ERROR_INJECTION(rmbd_c_map_range, ERRNO);
 
 /*
  * Fast-register @mr with @access on the admin queue and wait for it.
@@ -802,6 +846,7 @@ static int rmbd_c_queues_alloc(struct rmbd_c_leg *leg)
 int rmbd_c_leg_start(struct rmbd_c_leg *leg, const char **why)
 {
 	unsigned int i;
+	u32 n;
 	int ret;
 
 	leg->refused = false;
@@ -825,8 +870,12 @@ int rmbd_c_leg_start(struct rmbd_c_leg *leg, const char **why)
 		rmbd_c_why(why, "cannot open the export on the target");
 		return ret;
 	}
-	for (i = 0; i < leg->nr_slabs; i++) {
-		ret = rmbd_c_map(leg, i, why);
+	for (i = 0; i < leg->nr_slabs; i += n) {
+		n = 1;
+		if (leg->map_range)
+			ret = rmbd_c_map_range(leg, i, &n, why);
+		else
+			ret = rmbd_c_map(leg, i, why);
 		if (ret) {
 			rmbd_c_why(why, "cannot map a slab of the export");
 			return ret;
