@@ -672,8 +672,9 @@ void rmbd_c_post_work(struct work_struct *work)
  * requests in flight, and inline once they stop finding any (a submitter
  * that waits for each request: there the wake-up is only a cost).  Inline,
  * a request is done before the next one comes, so the queue cannot see
- * what its submitters would keep in flight: every RMBD_C_PROBE_COMMITS
- * posts it tries the other CPU again.  Poll queues always post inline;
+ * what its submitters would keep in flight, unless they submit several
+ * at once (a plug, readahead): it tries the other CPU again then, and
+ * every RMBD_C_PROBE_COMMITS posts.  Poll queues always post inline;
  * a NIC posts by ringing a doorbell, at once.
  */
 void rmbd_c_queue_commit(struct rmbd_c_queue *q)
@@ -699,7 +700,8 @@ void rmbd_c_queue_commit(struct rmbd_c_queue *q)
 			q->handoff = false;
 			q->streak = 0;
 		}
-	} else if (++q->streak >= RMBD_C_PROBE_COMMITS) {
+	} else if (!list_is_singular(&q->batch) ||
+		   ++q->streak >= RMBD_C_PROBE_COMMITS) {
 		q->handoff = true;
 		q->streak = 0;
 	}
