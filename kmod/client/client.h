@@ -338,6 +338,8 @@ struct rmbd_c_leg {
 	u32			nr_reconnects;
 	/* Since when it is down while the device is live (jiffies); 0: up */
 	unsigned long		down_since;
+	/* When its session last came up (jiffies) */
+	unsigned long		up_since;
 	/* RMBD_OP_KEEPALIVE every @ka_interval jiffies; 0: the target wants none */
 	struct delayed_work	ka_work;
 	unsigned long		ka_interval;

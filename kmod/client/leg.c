@@ -25,6 +25,8 @@
 /* Bounds of the keepalive interval, whatever the target announces. */
 #define RMBD_C_KA_MIN_MS	100
 #define RMBD_C_KA_MAX_MS	60000
+/* How often a reconnect that waits for its port looks again, at most */
+#define RMBD_C_PORT_POLL	(HZ / 10)
 /* Largest discard or write zeroes one work request carries. */
 #define RMBD_C_ZERO_MAX		(2U << 20)
 
@@ -896,6 +898,7 @@ int rmbd_c_leg_start(struct rmbd_c_leg *leg, const char **why)
 		if (ret)
 			return ret;
 	}
+	WRITE_ONCE(leg->up_since, jiffies);
 	set_bit(RMBD_C_LEG_UP, &leg->flags);
 	return 0;
 }
@@ -1122,6 +1125,7 @@ void rmbd_c_recover(struct rmbd_c_leg *leg)
 	struct rmbd_c_dev *dev = leg->dev;
 	bool recover = false, failed = false, degraded = false;
 	bool live, reconnect = false;
+	unsigned long delay;
 
 	lockdep_assert_held(&leg->recovery_lock);
 	clear_bit(RMBD_C_LEG_UP, &leg->flags);
@@ -1197,8 +1201,16 @@ void rmbd_c_recover(struct rmbd_c_leg *leg)
 		queue_delayed_work(rmbd_c_wq, &dev->loss_work,
 				   dev->loss_timeout * HZ);
 	if (reconnect) {
-		queue_delayed_work(rmbd_c_wq, &leg->reconnect_work,
-				   dev->reconnect_delay * HZ);
+		/*
+		 * At once after a session that lasted (a link that came
+		 * back, a target that restarted); after one that broke
+		 * sooner, at the delay, as between tries: a target that
+		 * breaks every session does not get them back to back.
+		 */
+		delay = dev->reconnect_delay * HZ;
+		if (time_after(jiffies, READ_ONCE(leg->up_since) + delay))
+			delay = 0;
+		queue_delayed_work(rmbd_c_wq, &leg->reconnect_work, delay);
 	} else if (test_bit(RMBD_C_DEV_DEAD, &dev->flags)) {
 		/*
 		 * A post that failed halfway leaves requests whose work
@@ -1338,8 +1350,10 @@ void rmbd_c_reconnect_work(struct work_struct *work)
 			pr_info("rmbd%d: waiting for port %u of %s to come back\n",
 				dev->index, leg->queues[0].cm_id->port_num,
 				dev_name(&leg->ibdev->dev));
+		/* A port costs nothing to look at: soon after it is back */
 		queue_delayed_work(rmbd_c_wq, &leg->reconnect_work,
-				   dev->reconnect_delay * HZ);
+				   min_t(unsigned long, dev->reconnect_delay * HZ,
+					 RMBD_C_PORT_POLL));
 		goto out;
 	}
 	clear_bit(RMBD_C_LEG_PORT_WAIT, &leg->flags);
