@@ -37,12 +37,13 @@
 #define RMBD_C_MINORS		16
 #define RMBD_C_ADMIN_DEPTH	2
 /*
- * The segments of a request: 512 KiB of scattered pages.  A work request
- * carries what the RDMA device allows (often about 30), so a request may
- * post several, up to RMBD_C_MAX_REQ_WRS.
+ * The segments of a request: 1 MiB of scattered pages, the largest
+ * request, so that a 1 MiB read is one request.  A work request carries
+ * what the RDMA device allows (often about 30), so a request may post
+ * several, up to RMBD_C_MAX_REQ_WRS.
  */
-#define RMBD_C_MAX_SEGS		128
-#define RMBD_C_MAX_REQ_WRS	8
+#define RMBD_C_MAX_SEGS		256
+#define RMBD_C_MAX_REQ_WRS	16
 /* The least queue depth a device falls back to (rmbd_c_queue_connect()) */
 #define RMBD_C_MIN_DEPTH	16
 /* The largest request */
@@ -112,6 +113,14 @@ struct rmbd_c_queue {
 	spinlock_t		lock;
 	struct list_head	batch;
 	struct list_head	posted;
+	/*
+	 * A soft provider's batches, posted from another CPU while the
+	 * queue is busy (rmbd_c_queue_commit()); under @lock: whether it
+	 * does now, and its idle commits in a row, or inline posts since.
+	 */
+	struct work_struct	post_work;
+	bool			handoff;
+	unsigned int		streak;
 	/* READ sinks, one per request, when leg->read_mr (iWARP) */
 	struct list_head	read_mrs;
 	int			cm_error;
@@ -237,6 +246,8 @@ struct rmbd_c_leg {
 	u64			export_id;
 	/* At the first OPEN: the export was never written (RMBD_OPEN_BLANK). */
 	bool			blank;
+	/* The target takes RMBD_OP_MAP_RANGE (its last OPEN reply said) */
+	bool			map_range;
 	/* From the OPEN reply: what the I/O queues bring to join. */
 	u8			join_key[RMBD_JOIN_KEY_LEN];
 	u64			size;
@@ -327,6 +338,8 @@ struct rmbd_c_leg {
 	u32			nr_reconnects;
 	/* Since when it is down while the device is live (jiffies); 0: up */
 	unsigned long		down_since;
+	/* When its session last came up (jiffies) */
+	unsigned long		up_since;
 	/* RMBD_OP_KEEPALIVE every @ka_interval jiffies; 0: the target wants none */
 	struct delayed_work	ka_work;
 	unsigned long		ka_interval;
@@ -516,6 +529,7 @@ rmbd_c_leg_queue(struct rmbd_c_leg *leg, struct blk_mq_hw_ctx *hctx)
 extern struct mutex rmbd_c_mutex;
 extern struct list_head rmbd_c_devs;
 extern struct workqueue_struct *rmbd_c_wq;
+extern struct workqueue_struct *rmbd_c_post_wq;
 
 /* leg.c: the session to the target */
 int rmbd_c_first_device(struct rmbd_c_leg *leg, struct ib_device *ibdev,
@@ -547,6 +561,8 @@ void rmbd_c_post_end(struct rmbd_c_leg *leg, unsigned int noreclaim);
 void rmbd_c_read_write_done(struct ib_cq *cq, struct ib_wc *wc);
 void rmbd_c_part_done(struct ib_cq *cq, struct ib_wc *wc);
 void rmbd_c_post_batch(struct rmbd_c_queue *q);
+void rmbd_c_queue_commit(struct rmbd_c_queue *q);
+void rmbd_c_post_work(struct work_struct *work);
 int rmbd_c_poll_cq(struct rmbd_c_queue *q);
 blk_status_t rmbd_c_io_prep(struct rmbd_c_queue *q, struct rmbd_c_io *io,
 			    struct request *rq, u64 idx, u64 off);

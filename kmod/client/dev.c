@@ -63,7 +63,7 @@ static void rmbd_c_commit_rqs(struct blk_mq_hw_ctx *hctx)
 	unsigned int i;
 
 	for (i = 0; i < dev->nr_legs; i++)
-		rmbd_c_post_batch(rmbd_c_leg_queue(dev->legs[i], hctx));
+		rmbd_c_queue_commit(rmbd_c_leg_queue(dev->legs[i], hctx));
 }
 
 /*

@@ -25,6 +25,8 @@
 /* Bounds of the keepalive interval, whatever the target announces. */
 #define RMBD_C_KA_MIN_MS	100
 #define RMBD_C_KA_MAX_MS	60000
+/* How often a reconnect that waits for its port looks again, at most */
+#define RMBD_C_PORT_POLL	(HZ / 10)
 /* Largest discard or write zeroes one work request carries. */
 #define RMBD_C_ZERO_MAX		(2U << 20)
 
@@ -475,6 +477,7 @@ static int rmbd_c_open(struct rmbd_c_leg *leg, const char **why)
 			return ret;
 	}
 
+	leg->map_range = flags & RMBD_OPEN_MAP_RANGE;
 	if (leg->slabs) {
 		/* Reconnecting: the export must be the one we had. */
 		if (!leg->read_only && (flags & RMBD_OPEN_RDONLY)) {
@@ -558,6 +561,49 @@ static noinline int rmbd_c_map(struct rmbd_c_leg *leg, u32 idx, const char **why
 	return 0;
 }
 ALLOW_ERROR_INJECTION(rmbd_c_map, ERRNO);
+
+/*
+ * Map the slabs from @first on, as many as one RMBD_OP_MAP_RANGE gets
+ * (*@done of them: at least one), and check what the target says of them
+ * as rmbd_c_map() does.
+ */
+static noinline int rmbd_c_map_range(struct rmbd_c_leg *leg, u32 first,
+				     u32 *done, const char **why)
+{
+	struct rmbd_map_range_req *req = leg->send_buf;
+	struct rmbd_map_range_rsp *rsp = leg->recv_buf;
+	u32 count = min_t(u32, leg->nr_slabs - first, RMBD_MAP_RANGE_MAX);
+	u64 addr, len, end;
+	u32 i, n;
+	int ret;
+
+	memset(req, 0, RMBD_MSG_SIZE);
+	req->first = cpu_to_le32(first);
+	req->count = cpu_to_le32(count);
+	ret = rmbd_c_admin_xfer(leg, RMBD_OP_MAP_RANGE, sizeof(*req), why);
+	if (ret) {
+		rmbd_c_why(why, "target could not map a slab");
+		return ret;
+	}
+	addr = le64_to_cpu(rsp->addr);
+	n = le32_to_cpu(rsp->count);
+	if (le32_to_cpu(rsp->first) != first || !n || n > count ||
+	    check_add_overflow(addr, (u64)(n - 1) * leg->slab_size, &end) ||
+	    check_add_overflow(end, rmbd_slab_len(leg->size, leg->slab_size,
+						  first + n - 1), &end)) {
+		*why = "target sent an invalid slab mapping";
+		return -EPROTO;
+	}
+	for (i = 0; i < n; i++) {
+		len = rmbd_slab_len(leg->size, leg->slab_size, first + i);
+		leg->slabs[first + i].addr = addr + (u64)i * leg->slab_size;
+		leg->slabs[first + i].len = len;
+		leg->slabs[first + i].rkey = le32_to_cpu(rsp->rkeys[i]);
+	}
+	*done = n;
+	return 0;
+}
+ALLOW_ERROR_INJECTION(rmbd_c_map_range, ERRNO);
 
 /*
  * Fast-register @mr with @access on the admin queue and wait for it.
@@ -785,6 +831,7 @@ static int rmbd_c_queues_alloc(struct rmbd_c_leg *leg)
 		spin_lock_init(&q->poll_lock);
 		INIT_LIST_HEAD(&q->batch);
 		INIT_LIST_HEAD(&q->posted);
+		INIT_WORK(&q->post_work, rmbd_c_post_work);
 		INIT_LIST_HEAD(&q->read_mrs);
 	}
 	return 0;
@@ -801,6 +848,7 @@ static int rmbd_c_queues_alloc(struct rmbd_c_leg *leg)
 int rmbd_c_leg_start(struct rmbd_c_leg *leg, const char **why)
 {
 	unsigned int i;
+	u32 n;
 	int ret;
 
 	leg->refused = false;
@@ -824,8 +872,12 @@ int rmbd_c_leg_start(struct rmbd_c_leg *leg, const char **why)
 		rmbd_c_why(why, "cannot open the export on the target");
 		return ret;
 	}
-	for (i = 0; i < leg->nr_slabs; i++) {
-		ret = rmbd_c_map(leg, i, why);
+	for (i = 0; i < leg->nr_slabs; i += n) {
+		n = 1;
+		if (leg->map_range)
+			ret = rmbd_c_map_range(leg, i, &n, why);
+		else
+			ret = rmbd_c_map(leg, i, why);
 		if (ret) {
 			rmbd_c_why(why, "cannot map a slab of the export");
 			return ret;
@@ -846,6 +898,7 @@ int rmbd_c_leg_start(struct rmbd_c_leg *leg, const char **why)
 		if (ret)
 			return ret;
 	}
+	WRITE_ONCE(leg->up_since, jiffies);
 	set_bit(RMBD_C_LEG_UP, &leg->flags);
 	return 0;
 }
@@ -1072,6 +1125,7 @@ void rmbd_c_recover(struct rmbd_c_leg *leg)
 	struct rmbd_c_dev *dev = leg->dev;
 	bool recover = false, failed = false, degraded = false;
 	bool live, reconnect = false;
+	unsigned long delay;
 
 	lockdep_assert_held(&leg->recovery_lock);
 	clear_bit(RMBD_C_LEG_UP, &leg->flags);
@@ -1147,8 +1201,16 @@ void rmbd_c_recover(struct rmbd_c_leg *leg)
 		queue_delayed_work(rmbd_c_wq, &dev->loss_work,
 				   dev->loss_timeout * HZ);
 	if (reconnect) {
-		queue_delayed_work(rmbd_c_wq, &leg->reconnect_work,
-				   dev->reconnect_delay * HZ);
+		/*
+		 * At once after a session that lasted (a link that came
+		 * back, a target that restarted); after one that broke
+		 * sooner, at the delay, as between tries: a target that
+		 * breaks every session does not get them back to back.
+		 */
+		delay = dev->reconnect_delay * HZ;
+		if (time_after(jiffies, READ_ONCE(leg->up_since) + delay))
+			delay = 0;
+		queue_delayed_work(rmbd_c_wq, &leg->reconnect_work, delay);
 	} else if (test_bit(RMBD_C_DEV_DEAD, &dev->flags)) {
 		/*
 		 * A post that failed halfway leaves requests whose work
@@ -1288,8 +1350,10 @@ void rmbd_c_reconnect_work(struct work_struct *work)
 			pr_info("rmbd%d: waiting for port %u of %s to come back\n",
 				dev->index, leg->queues[0].cm_id->port_num,
 				dev_name(&leg->ibdev->dev));
+		/* A port costs nothing to look at: soon after it is back */
 		queue_delayed_work(rmbd_c_wq, &leg->reconnect_work,
-				   dev->reconnect_delay * HZ);
+				   min_t(unsigned long, dev->reconnect_delay * HZ,
+					 RMBD_C_PORT_POLL));
 		goto out;
 	}
 	clear_bit(RMBD_C_LEG_PORT_WAIT, &leg->flags);

@@ -12,6 +12,7 @@
 DEFINE_MUTEX(rmbd_c_mutex);
 LIST_HEAD(rmbd_c_devs);
 struct workqueue_struct *rmbd_c_wq;
+struct workqueue_struct *rmbd_c_post_wq;
 
 static struct ib_client rmbd_c_ib_client;
 
@@ -194,9 +195,16 @@ static int __init rmbd_client_init(void)
 	rmbd_c_wq = alloc_workqueue("rmbd_client", WQ_MEM_RECLAIM, 0);
 	if (!rmbd_c_wq)
 		return -ENOMEM;
+	/* Soft providers' posts (rmbd_c_queue_commit()): swap goes there. */
+	rmbd_c_post_wq = alloc_workqueue("rmbd_post",
+					 WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
+	if (!rmbd_c_post_wq) {
+		ret = -ENOMEM;
+		goto out_destroy_wq;
+	}
 	ret = rmbd_c_dev_init();
 	if (ret)
-		goto out_destroy_wq;
+		goto out_destroy_post_wq;
 	ret = ib_register_client(&rmbd_c_ib_client);
 	if (ret)
 		goto out_dev_exit;
@@ -209,6 +217,8 @@ out_unregister_client:
 	ib_unregister_client(&rmbd_c_ib_client);
 out_dev_exit:
 	rmbd_c_dev_exit();
+out_destroy_post_wq:
+	destroy_workqueue(rmbd_c_post_wq);
 out_destroy_wq:
 	destroy_workqueue(rmbd_c_wq);
 	return ret;
@@ -220,6 +230,7 @@ static void __exit rmbd_client_exit(void)
 	rmbd_c_netlink_exit();
 	rmbd_c_dev_exit();
 	ib_unregister_client(&rmbd_c_ib_client);
+	destroy_workqueue(rmbd_c_post_wq);
 	destroy_workqueue(rmbd_c_wq);
 }
 

@@ -23,8 +23,12 @@
  */
 #define RMBD_C_ACK_TIMEOUT	16
 #define RMBD_C_RETRY_COUNT	6
-/* Outstanding RDMA READs we ask for per queue. */
-#define RMBD_C_RD_ATOM		16
+/*
+ * Outstanding RDMA READs we ask for per queue (the RDMA device may allow
+ * fewer): a 1 MiB read posts up to eight READs, and four of them in flight
+ * would fill sixteen.
+ */
+#define RMBD_C_RD_ATOM		64
 
 static int rmbd_c_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev)
 {
@@ -335,6 +339,8 @@ static void rmbd_c_queue_stop_polling(struct rmbd_c_queue *q)
 void rmbd_c_queue_destroy_qp(struct rmbd_c_queue *q)
 {
 	if (test_bit(RMBD_C_Q_ALLOCATED, &q->flags)) {
+		/* Nothing can queue it now; the drain flushed it already. */
+		flush_work(&q->post_work);
 		rmbd_c_queue_stop_polling(q);
 		clear_bit(RMBD_C_Q_ALLOCATED, &q->flags);
 		/* Every request is done: each gave its region back. */
@@ -414,6 +420,8 @@ static void rmbd_c_queue_sweep(struct rmbd_c_queue *q)
 /* Drain @q, whose QP is allocated, and complete what it leaves. */
 void rmbd_c_queue_drain(struct rmbd_c_queue *q)
 {
+	/* What was handed to another CPU is posted, as it would be inline. */
+	flush_work(&q->post_work);
 	/* On a poll queue the drain reaps the CQ itself. */
 	rmbd_c_queue_stop_polling(q);
 	ib_drain_qp(q->cm_id->qp);
@@ -633,6 +641,80 @@ void rmbd_c_post_batch(struct rmbd_c_queue *q)
 	}
 out:
 	rmbd_c_post_end(q->leg, noreclaim);
+}
+
+void rmbd_c_post_work(struct work_struct *work)
+{
+	rmbd_c_post_batch(container_of(work, struct rmbd_c_queue, post_work));
+}
+
+/*
+ * A queue that posts from another CPU goes back to posting inline after
+ * this many commits in a row that found nothing else in flight, and
+ * tries again after this many inline ones.
+ */
+#define RMBD_C_IDLE_COMMITS	4
+#define RMBD_C_PROBE_COMMITS	256
+
+/**
+ * rmbd_c_queue_commit() - post the batch queued on @q, here or elsewhere
+ * @q: an I/O queue
+ *
+ * A soft provider (soft-RoCE, siw) does the RDMA device's work on the
+ * CPU: its requester, the peer's responder when it loops back, and the
+ * completion all run where the work request is posted.  Posted inline,
+ * a request completes before its submitter gets control back, so a
+ * submitter that keeps sixteen requests in flight gets no more done than
+ * one that waits for each, and the other CPUs idle.  Posted from another
+ * CPU, that work runs beside the submitter's, at the cost of a wake-up.
+ *
+ * So such a queue posts from the next CPU while its commits find other
+ * requests in flight, and inline once they stop finding any (a submitter
+ * that waits for each request: there the wake-up is only a cost).  Inline,
+ * a request is done before the next one comes, so the queue cannot see
+ * what its submitters would keep in flight, unless they submit several
+ * at once (a plug, readahead): it tries the other CPU again then, and
+ * every RMBD_C_PROBE_COMMITS posts.  Poll queues always post inline;
+ * a NIC posts by ringing a doorbell, at once.
+ */
+void rmbd_c_queue_commit(struct rmbd_c_queue *q)
+{
+	unsigned long flags;
+	unsigned int cpu;
+	bool idle;
+
+	if (!q->leg->soft_post || q->poll || num_online_cpus() < 2) {
+		rmbd_c_post_batch(q);
+		return;
+	}
+	spin_lock_irqsave(&q->lock, flags);
+	if (list_empty(&q->batch)) {
+		spin_unlock_irqrestore(&q->lock, flags);
+		return;
+	}
+	if (q->handoff) {
+		idle = list_empty(&q->posted) && list_is_singular(&q->batch) &&
+		       !work_pending(&q->post_work);
+		q->streak = idle ? q->streak + 1 : 0;
+		if (q->streak >= RMBD_C_IDLE_COMMITS) {
+			q->handoff = false;
+			q->streak = 0;
+		}
+	} else if (!list_is_singular(&q->batch) ||
+		   ++q->streak >= RMBD_C_PROBE_COMMITS) {
+		q->handoff = true;
+		q->streak = 0;
+	}
+	idle = !q->handoff;
+	spin_unlock_irqrestore(&q->lock, flags);
+	if (idle) {
+		rmbd_c_post_batch(q);
+		return;
+	}
+	cpu = cpumask_next(raw_smp_processor_id(), cpu_online_mask);
+	if (cpu >= nr_cpu_ids)
+		cpu = cpumask_first(cpu_online_mask);
+	queue_work_on(cpu, rmbd_c_post_wq, &q->post_work);
 }
 
 /* DMA-map the request's pages into io->sge; returns how many or 0. */

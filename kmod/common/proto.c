@@ -22,6 +22,8 @@ static_assert(sizeof(struct rmbd_open_req) == 240);
 static_assert(sizeof(struct rmbd_open_rsp) == 224);
 static_assert(sizeof(struct rmbd_map_req) == 16);
 static_assert(sizeof(struct rmbd_map_rsp) == 32);
+static_assert(sizeof(struct rmbd_map_range_req) == 16);
+static_assert(sizeof(struct rmbd_map_range_rsp) == RMBD_MSG_SIZE);
 static_assert(sizeof(struct rmbd_auth_msg) == 168);
 static_assert(sizeof(struct rmbd_auth_msg) <= RMBD_MSG_SIZE);
 static_assert(sizeof(struct rmbd_open_req) <= RMBD_MSG_SIZE);
@@ -152,6 +154,8 @@ static u32 rmbd_msg_min_len(u16 opcode)
 		return sizeof(struct rmbd_open_req);
 	case RMBD_OP_MAP:
 		return sizeof(struct rmbd_map_req);
+	case RMBD_OP_MAP_RANGE:
+		return sizeof(struct rmbd_map_range_req);
 	case RMBD_OP_CLOSE:
 	case RMBD_OP_KEEPALIVE:
 		return sizeof(struct rmbd_msg_hdr);
@@ -162,6 +166,8 @@ static u32 rmbd_msg_min_len(u16 opcode)
 		return sizeof(struct rmbd_open_rsp);
 	case RMBD_OP_MAP | RMBD_OP_REPLY:
 		return sizeof(struct rmbd_map_rsp);
+	case RMBD_OP_MAP_RANGE | RMBD_OP_REPLY:
+		return sizeof(struct rmbd_map_range_rsp);
 	case RMBD_OP_CLOSE | RMBD_OP_REPLY:
 	case RMBD_OP_KEEPALIVE | RMBD_OP_REPLY:
 		return sizeof(struct rmbd_msg_hdr);

@@ -425,7 +425,8 @@ static int rmbd_t_handle_open(struct rmbd_t_session *sess,
 	sess->read_only = exp->read_only || (flags & RMBD_OPEN_RDONLY);
 	rsp->flags = cpu_to_le32((sess->auth_pending ? RMBD_OPEN_AUTH : 0) |
 				 (sess->read_only ? RMBD_OPEN_RDONLY : 0) |
-				 (READ_ONCE(exp->written) ? 0 : RMBD_OPEN_BLANK));
+				 (READ_ONCE(exp->written) ? 0 : RMBD_OPEN_BLANK) |
+				 RMBD_OPEN_MAP_RANGE);
 	kref_get(&exp->ref);
 	list_add_tail(&sess->export_entry, &exp->sessions);
 	exp->nr_sessions++;
@@ -452,6 +453,31 @@ out_unlock:
 	return ret;
 }
 
+/* Slab @idx's region, registered for @sess if it is not yet. */
+static struct ib_mr *rmbd_t_slab_mr(struct rmbd_t_session *sess, u32 idx)
+{
+	int ret;
+
+	if (!sess->maps[idx].mr) {
+		ret = rmbd_t_map_slab(sess, idx);
+		if (ret)
+			return ERR_PTR(ret);
+	}
+	/* It may take writes from now on: it is no longer blank. */
+	if (!sess->read_only)
+		WRITE_ONCE(sess->export->written, true);
+	return sess->maps[idx].mr;
+}
+
+static int rmbd_t_may_map(struct rmbd_t_session *sess)
+{
+	if (!sess->export)
+		return -EBADFD;
+	if (!sess->up)
+		return -EACCES;
+	return 0;
+}
+
 static int rmbd_t_handle_map(struct rmbd_t_session *sess,
 			     const struct rmbd_map_req *req)
 {
@@ -460,25 +486,62 @@ static int rmbd_t_handle_map(struct rmbd_t_session *sess,
 	struct ib_mr *mr;
 	int ret;
 
-	if (!sess->export)
-		return -EBADFD;
-	if (!sess->up)
-		return -EACCES;
+	ret = rmbd_t_may_map(sess);
+	if (ret)
+		return ret;
 	if (idx >= sess->export->nr_slabs)
 		return -ERANGE;
-	if (!sess->maps[idx].mr) {
-		ret = rmbd_t_map_slab(sess, idx);
-		if (ret)
-			return ret;
-	}
-	/* It may take writes from now on: it is no longer blank. */
-	if (!sess->read_only)
-		WRITE_ONCE(sess->export->written, true);
-	mr = sess->maps[idx].mr;
+	mr = rmbd_t_slab_mr(sess, idx);
+	if (IS_ERR(mr))
+		return PTR_ERR(mr);
 	rsp->addr = cpu_to_le64(mr->iova);
 	rsp->len = cpu_to_le64(mr->length);
 	rsp->rkey = cpu_to_le32(mr->rkey);
 	rsp->slab = cpu_to_le32(idx);
+	return 0;
+}
+
+/*
+ * RMBD_OP_MAP_RANGE: the slabs from @req->first on, as far as they are
+ * registered and follow each other at slab_size apart, which a session's
+ * regions do (rmbd_t_map_slab()); the client asks again for the rest.
+ */
+static int rmbd_t_handle_map_range(struct rmbd_t_session *sess,
+				   const struct rmbd_map_range_req *req)
+{
+	struct rmbd_map_range_rsp *rsp = sess->send_buf;
+	u32 first = le32_to_cpu(req->first);
+	u32 count = le32_to_cpu(req->count);
+	u64 addr = 0, slab_size;
+	struct ib_mr *mr;
+	u32 i;
+	int ret;
+
+	ret = rmbd_t_may_map(sess);
+	if (ret)
+		return ret;
+	if (!count || count > RMBD_MAP_RANGE_MAX)
+		return -EINVAL;
+	if (first >= sess->export->nr_slabs ||
+	    count > sess->export->nr_slabs - first)
+		return -ERANGE;
+	slab_size = sess->export->slab_size;
+	for (i = 0; i < count; i++) {
+		mr = rmbd_t_slab_mr(sess, first + i);
+		if (IS_ERR(mr)) {
+			if (!i)
+				return PTR_ERR(mr);
+			break;
+		}
+		if (!i)
+			addr = mr->iova;
+		else if (mr->iova != addr + i * slab_size)
+			break;
+		rsp->rkeys[i] = cpu_to_le32(mr->rkey);
+	}
+	rsp->addr = cpu_to_le64(addr);
+	rsp->first = cpu_to_le32(first);
+	rsp->count = cpu_to_le32(i);
 	return 0;
 }
 
@@ -579,6 +642,10 @@ static void rmbd_t_handle_msg(struct rmbd_t_session *sess, void *buf, u32 len)
 		case RMBD_OP_MAP:
 			ret = rmbd_t_handle_map(sess, buf);
 			rsp_len = sizeof(struct rmbd_map_rsp);
+			break;
+		case RMBD_OP_MAP_RANGE:
+			ret = rmbd_t_handle_map_range(sess, buf);
+			rsp_len = sizeof(struct rmbd_map_range_rsp);
 			break;
 		case RMBD_OP_AUTH:
 			ret = rmbd_t_handle_auth(sess, buf);

@@ -117,6 +117,9 @@ struct rmbd_cm_rej {
  * @RMBD_OP_AUTH: the client's answer to the target's challenge; the
  *	reply carries the target's answer to the client's (struct
  *	rmbd_auth_msg both ways)
+ * @RMBD_OP_MAP_RANGE: register up to RMBD_MAP_RANGE_MAX slabs in a row
+ *	(struct rmbd_map_range_req); only to a target whose OPEN reply had
+ *	RMBD_OPEN_MAP_RANGE
  *
  * A reply carries the request's opcode with RMBD_OP_REPLY set, its tag and
  * a status.
@@ -127,6 +130,7 @@ enum rmbd_opcode {
 	RMBD_OP_CLOSE		= 3,
 	RMBD_OP_KEEPALIVE	= 4,
 	RMBD_OP_AUTH		= 5,
+	RMBD_OP_MAP_RANGE	= 6,
 };
 
 #define RMBD_OP_REPLY		0x8000
@@ -160,6 +164,7 @@ struct rmbd_msg_hdr {
 #define RMBD_OPEN_SHARED	(1U << 1)	/* request: shared on purpose */
 #define RMBD_OPEN_RDONLY	(1U << 2)	/* both: no RDMA WRITE */
 #define RMBD_OPEN_BLANK		(1U << 3)	/* reply: never written */
+#define RMBD_OPEN_MAP_RANGE	(1U << 4)	/* reply: takes MAP_RANGE */
 #define RMBD_OPEN_REQ_FLAGS	(RMBD_OPEN_SHARED | RMBD_OPEN_RDONLY)
 
 /**
@@ -204,7 +209,10 @@ struct rmbd_open_req {
  *	the export is): its slabs are registered without remote write;
  *	RMBD_OPEN_BLANK: no session mapped a slab of the export for writing
  *	yet: it holds the zeroes it was created with, the same as every
- *	other blank export
+ *	other blank export;
+ *	RMBD_OPEN_MAP_RANGE: the target takes RMBD_OP_MAP_RANGE (a client
+ *	ignores the flags it does not know, and a target that does not set
+ *	this one is asked with RMBD_OP_MAP, slab by slab)
  * @reserved: zero
  * @challenge: with RMBD_OPEN_AUTH, the target's random challenge; zero
  * @holder: in a refusal with status EBUSY (the export is not shared and
@@ -275,6 +283,45 @@ struct rmbd_map_rsp {
 	__le64			len;
 	__le32			rkey;
 	__le32			slab;
+};
+
+/* Slabs of one RMBD_OP_MAP_RANGE: as many keys as fill a message */
+#define RMBD_MAP_RANGE_MAX	58
+
+/**
+ * struct rmbd_map_range_req - ask for access to several slabs at once
+ * @hdr: header, opcode RMBD_OP_MAP_RANGE
+ * @first: index of the first slab, below nr_slabs
+ * @count: slabs from @first on, 1 to RMBD_MAP_RANGE_MAX, the last of them
+ *	below nr_slabs
+ */
+struct rmbd_map_range_req {
+	struct rmbd_msg_hdr	hdr;
+	__le32			first;
+	__le32			count;
+};
+
+/**
+ * struct rmbd_map_range_rsp - reply to RMBD_OP_MAP_RANGE
+ * @hdr: header
+ * @addr: remote address of slab @first's first byte.  Slab @first + i
+ *	starts at @addr + i * slab_size and is as long as RMBD_OP_MAP would
+ *	say (the last slab of the export may be shorter).
+ * @first: as asked
+ * @count: slabs mapped, from @first on: 1 to the count asked.  Fewer
+ *	than asked when the target could map no more of them in a row this
+ *	way (a registration failed, or a slab's address would not follow);
+ *	the client asks again from the first one missing.  A target that
+ *	cannot map slab @first replies with an error status instead.
+ * @rkeys: slab @first + i's key for RDMA READ/WRITE into its bytes, for
+ *	i below @count, valid until the session ends; zero beyond
+ */
+struct rmbd_map_range_rsp {
+	struct rmbd_msg_hdr	hdr;
+	__le64			addr;
+	__le32			first;
+	__le32			count;
+	__le32			rkeys[RMBD_MAP_RANGE_MAX];
 };
 
 #endif /* _UAPI_LINUX_RMBD_PROTO_H */
