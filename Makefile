@@ -91,6 +91,7 @@ demo: deps
 
 bench: deps
 	$(MAKE) all
+	$(MAKE) -C tools/bench/kverbs KDIR=$(KDIR)
 	./tools/bench/run.sh
 
 checkpatch:
@@ -136,6 +137,7 @@ sparse:
 
 clean-modules:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	$(if $(wildcard tools/bench/kverbs/Makefile),$(MAKE) -C tools/bench/kverbs KDIR=$(KDIR) clean)
 
 clean: clean-modules
 	$(MAKE) -C lib clean

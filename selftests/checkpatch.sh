@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# checkpatch.pl --no-tree on every kmod/ source and uapi header.  The
+# checkpatch.pl --no-tree on every kmod/ source and uapi header, and the
+# benchmark's module (tools/bench/kverbs).  The
 # script comes from the linux-source package's tarball, extracted once
 # into the cache.  Exit 0 clean, 1 on any error or warning, 4 when no
 # kernel source tarball is installed.
@@ -33,7 +34,7 @@ if [[ ! -f $dir/checkpatch.pl ]]; then
 fi
 
 cd "$repo"
-mapfile -t files < <(find kmod uapi -type f \( -name '*.c' -o -name '*.h' \) \
+mapfile -t files < <(find kmod uapi tools/bench/kverbs -type f \( -name '*.c' -o -name '*.h' \) \
 	-not -name '*.mod.c' | sort)
 if (( ${#files[@]} == 0 )); then
 	echo "SKIP: no kernel sources in kmod/ or uapi/"

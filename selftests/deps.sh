@@ -3,7 +3,7 @@
 #
 # Install the Debian packages that building rmbd, its tests, its demo and
 # its benchmark (nvme-cli, nbd-server, nbd-client: the peers; gnuplot-nox:
-# its charts) need.
+# its charts; perftest: its RDMA ceiling) need.
 # Idempotent: returns at once when everything is present.
 #
 #   RMBD_DEPS_NO_OPTIONAL=1   skip optional packages (linux-source for checkpatch,
@@ -45,6 +45,7 @@ required=(
 	nbd-server
 	nbd-client
 	gnuplot-nox
+	perftest
 	mdadm
 	lvm2
 	cryptsetup-bin

@@ -28,9 +28,9 @@
 # Settings come from the environment (run.sh sets them): RMBD_BENCH_SYSTEMS,
 # RMBD_BENCH_JOBS, RMBD_BENCH_RUNS, RMBD_BENCH_RUNTIME, RMBD_BENCH_RAMP,
 # RMBD_BENCH_SIZE (bytes), RMBD_BENCH_QUEUES, RMBD_BENCH_DEPTH,
-# RMBD_BENCH_POLLQ; RMBD_BENCH_SCALE=1 runs the scaling section after the
-# jobs (tools/bench/scale.sh, its settings RMBD_BENCH_SCALE_*), results
-# under scale/.
+# RMBD_BENCH_POLLQ, RMBD_BENCH_CEILING; RMBD_BENCH_SCALE=1 runs the
+# scaling section after the jobs (tools/bench/scale.sh, its settings
+# RMBD_BENCH_SCALE_*), results under scale/.
 #
 # A system that cannot be set up is recorded as n/a with the reason and
 # the others still run.  Exit status 1 when rmbd was selected and failed
@@ -231,6 +231,8 @@ jq -n \
 	--argjson runtime "$runtime" --argjson ramp "$ramp" \
 	--arg queues "$queues" --arg depth "$depth" --argjson pollq "$pollq" \
 	--argjson loss "$loss_timeout" \
+	--argjson ceiling "$([[ ${RMBD_BENCH_CEILING:-1} == 1 ]] && echo true || echo false)" \
+	--argjson ceil_s "$BENCH_CEILING_SECONDS" \
 	--argjson rmbd_pollq "$(has_pollq && echo true || echo false)" \
 	--arg systems "${systems[*]}" --arg jobs "${jobs[*]}" \
 	'{kernel: $kernel, vcpus: $vcpus, mem_kb: $mem_kb, rxe_mtu: $rxe_mtu,
@@ -240,12 +242,163 @@ jq -n \
 	  rps_client: (if $net == "two" then $rps_client else null end), fio: $fio, rdma_link: $rdma_link,
 	  date: $date, device_size: $size, runs: $runs, swap_runs: $swap_runs, runtime_s: $runtime,
 	  ramp_s: $ramp, queues: $queues, depth: $depth, pollq: $pollq,
-	  loss_timeout_s: $loss,
+	  loss_timeout_s: $loss, ceiling: $ceiling, ceiling_s: $ceil_s,
 	  rmbd_has_pollq: $rmbd_pollq, systems: ($systems / " "),
 	  jobs: ($jobs / " ")}' > "$res/env.json"
 say "kernel $(uname -r), $(nproc) vCPUs, $(awk '/^MemTotal/ {print int($2/1024) " MiB"}' /proc/meminfo), $rxe_dev active MTU ${rxe_mtu:-unknown} ($net_dev MTU $(cat /sys/class/net/$net_dev/mtu 2>/dev/null)), network $net"
 say "systems: ${systems[*]}; jobs: ${jobs[*]}"
 say "device size $(( size >> 20 )) MiB, $runs runs of ${ramp}+${runtime} s per fio job and system, $swap_runs runs of a swap job"
+
+# ---- the raw RDMA ceiling ----------------------------------------------
+
+# Before the systems are set up, over the same soft-RoCE path: the server
+# (passive) side on the target's device and address, the client (active)
+# side on the client's.  For each point of the selected jobs
+# (jobs.sh), RUNS times, the two tools in turns:
+#   perftest  ib_read_bw / ib_write_bw (-t DEPTH, and -o DEPTH for
+#             reads), ib_read_lat for the QD1 point; rdma_cm (-R), the
+#             server pinned to the target end's CPUs as nbd-server
+#   kernel    tools/bench/kverbs (rmbd_kverbs.ko): kernel verbs, no system
+#             call per post, completions in softirq as rmbd's
+# Each run leaves ceiling/TOOL/POINT.RUN.json ({ops_per_s, mbps, lat_us})
+# or .failed, and the tool's output in .log.
+ceiling=${RMBD_BENCH_CEILING:-1}
+ceil_s=$BENCH_CEILING_SECONDS
+kverbs_ko=$repo/tools/bench/kverbs/rmbd_kverbs.ko
+kverbs_run=/sys/kernel/debug/rmbd_kverbs/run
+perftest_port=18515
+kverbs_port=20886
+ceil_sdev=rxe0 ceil_cdev=rxe0
+[[ $net == two ]] && ceil_sdev=rxe_t ceil_cdev=rxe_c
+declare -A ceil_na=()
+
+ceil_fail() {	# OUT TOOL WHY
+	echo "$3" > "$1.failed"
+	say "ceiling $pt run $r $2: FAILED: $3"
+	return 1
+}
+
+# ceil_perftest OUT OP SIZE DEPTH
+ceil_perftest() {
+	local out=$1 op=$2 sz=$3 qd=$4 prog args=() srv=() spid rc=0 k line
+	if [[ $op == read && $qd == 1 ]]; then
+		prog=ib_read_lat args=(-s "$sz")
+	else
+		prog=ib_${op}_bw args=(-s "$sz" -t "$qd")
+		[[ $op == read ]] && args+=(-o "$qd")
+	fi
+	args+=(-R -D "$ceil_s" -F -p "$perftest_port")
+	[[ $net == two ]] && srv=(taskset "$rps_target")
+	rm -f "$out.json" "$out.failed"
+	# Line-buffered: its banner says when it is about to listen.
+	"${srv[@]}" timeout -k 5 $(( ceil_s + 60 )) stdbuf -oL "$prog" -d "$ceil_sdev" "${args[@]}" \
+		> "$out.server.log" 2>&1 &
+	spid=$!
+	for (( k = 0; k < 50; k++ )); do
+		grep -q 'Waiting for client' "$out.server.log" 2> /dev/null && break
+		kill -0 "$spid" 2> /dev/null || break
+		sleep 0.2
+	done
+	# The client does not retry a refused connection: try it again while
+	# the server waits.
+	for (( k = 0; k < 3; k++ )); do
+		sleep 0.5
+		rc=0
+		timeout -k 5 $(( ceil_s + 60 )) "$prog" -d "$ceil_cdev" "${args[@]}" \
+			--source_ip "$net_client" "$RMBD_ADDR" > "$out.log" 2>&1 || rc=$?
+		(( rc != 0 )) && kill -0 "$spid" 2> /dev/null || break
+	done
+	kill "$spid" 2> /dev/null
+	wait "$spid" 2> /dev/null
+	(( rc == 0 )) ||
+		{ ceil_fail "$out" perftest "$prog exit $rc: $(grep -v '^[ -]*$' "$out.log" | tail -n 3 | tr '\n' ' ' | cut -c1-300)"; return 1; }
+	# The line after the header: #bytes #iterations then the figures;
+	# the latency test's t_avg[usec] (and tps average with -D), the
+	# bandwidth tests' BW peak, BW average[MB/sec] (MiB/s), MsgRate[Mpps].
+	line=$(awk '/#bytes/ { h = $0; next } h && $1 ~ /^[0-9]+$/ { print h; print; exit }' "$out.log")
+	[[ -n $line ]] || { ceil_fail "$out" perftest "$prog printed no result line"; return 1; }
+	awk -v sz="$sz" -v lat="$([[ $prog == *_lat ]] && echo 1 || echo 0)" '
+		NR == 1 { for (i = 1; i <= NF; i++) if ($i ~ /^t_avg/) a = i; next }
+		lat { ops = ($(a + 1) ~ /^[0-9.]+$/ && $(a + 1) > 0) ? $(a + 1) : 1e6 / $a
+		      printf "{\"ops_per_s\": %.1f, \"mbps\": %.3f, \"lat_us\": %.3f}\n", ops, ops * sz / 1e6, $a; exit }
+		{ b = $4 * 1048576
+		  printf "{\"ops_per_s\": %.1f, \"mbps\": %.3f, \"lat_us\": null}\n", b / sz, b / 1e6 }' \
+		<<< "$line" > "$out.json"
+	jq -e '.ops_per_s > 0' "$out.json" > /dev/null 2>&1 ||
+		{ rm -f "$out.json"; ceil_fail "$out" perftest "cannot read $prog's result: $(tail -n 1 <<< "$line")"; return 1; }
+}
+
+# ceil_kernel OUT OP SIZE DEPTH
+ceil_kernel() {
+	local out=$1 o
+	rm -f "$out.json" "$out.failed"
+	if ! echo "op=$2 size=$3 depth=$4 ms=$(( ceil_s * 1000 )) src=$net_client dst=$RMBD_ADDR port=$kverbs_port" \
+			> "$kverbs_run" 2> "$out.log"; then
+		o=$(cat "$kverbs_run" 2> /dev/null)
+		ceil_fail "$out" kernel "${o:-$(cat "$out.log")}"
+		return 1
+	fi
+	o=$(cat "$kverbs_run")
+	printf '%s\n' "$o" > "$out.log"
+	awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } }
+		END { if (v["ops"] == "" || v["ns"] == 0) exit 1
+		      s = v["ns"] / 1e9
+		      printf "{\"ops_per_s\": %.1f, \"mbps\": %.3f, \"lat_us\": %s, \"rd_atom\": %d, \"client_dev\": \"%s\", \"target_dev\": \"%s\"}\n",
+			v["ops"] / s, v["bytes"] / s / 1e6,
+			(v["ops"] > 0 ? sprintf("%.3f", v["lat_ns_sum"] / v["ops"] / 1000) : "null"),
+			v["rd_atom"], v["client_dev"], v["target_dev"] }' <<< "$o" > "$out.json" ||
+		{ rm -f "$out.json"; ceil_fail "$out" kernel "cannot read the result: $o"; return 1; }
+}
+
+ceiling_run() {
+	local points=() p op sz qd t i tools=()
+	mapfile -t points < <(bench_ceiling_points "${jobs[@]}")
+	(( ${#points[@]} )) || return 0
+	mkdir -p "$res/ceiling"
+	for t in "${BENCH_CEILING_TOOLS[@]}"; do
+		mkdir -p "$res/ceiling/$t"
+	done
+	if ! command -v ib_read_bw > /dev/null; then
+		ceil_na[perftest]="perftest is not installed"
+	elif ! modprobe -a ib_uverbs rdma_ucm; then
+		ceil_na[perftest]="cannot load ib_uverbs and rdma_ucm"
+	fi
+	if [[ ! -f $kverbs_ko ]]; then
+		ceil_na[kernel]="tools/bench/kverbs/rmbd_kverbs.ko is not built"
+	else
+		mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug
+		{ modprobe rdma_cm && insmod "$kverbs_ko"; } > "$res/ceiling/kernel/insmod.log" 2>&1 ||
+			ceil_na[kernel]="insmod rmbd_kverbs.ko failed: $(tr '\n' ' ' < "$res/ceiling/kernel/insmod.log" | cut -c1-200)"
+	fi
+	for t in "${BENCH_CEILING_TOOLS[@]}"; do
+		if [[ -n ${ceil_na[$t]:-} ]]; then
+			echo "${ceil_na[$t]}" > "$res/ceiling/$t/n-a"
+			say "ceiling: $t: n/a: ${ceil_na[$t]}"
+		else
+			tools+=("$t")
+		fi
+	done
+	say "ceiling: ${#points[@]} points, $runs runs of $ceil_s s each with ${tools[*]:-nothing}; $ceil_cdev -> $ceil_sdev ($net_client -> $RMBD_ADDR)"
+	for (( r = 1; r <= runs; r++ )); do
+		for p in "${points[@]}"; do
+			read -r pt op sz qd _ <<< "$p"
+			for (( i = 0; i < ${#tools[@]}; i++ )); do
+				t=${tools[(i + r - 1) % ${#tools[@]}]}
+				"ceil_$t" "$res/ceiling/$t/$pt.$r" "$op" "$sz" "$qd" &&
+					say "ceiling $pt run $r $t: $(jq -r '"\(.ops_per_s | floor) ops/s, \(.mbps * 10 | round / 10) MB/s\(if .lat_us then ", mean \(.lat_us * 10 | round / 10) us" else "" end)"' "$res/ceiling/$t/$pt.$r.json")"
+			done
+		done
+	done
+	if [[ -d /sys/module/rmbd_kverbs ]] && ! rmmod rmbd_kverbs; then
+		say "ceiling: rmmod rmbd_kverbs failed"
+	fi
+}
+
+if [[ $ceiling == 1 ]]; then
+	ceiling_run
+else
+	say "ceiling: not measured (RMBD_BENCH_CEILING=0)"
+fi
 
 # ---- setup -------------------------------------------------------------
 

@@ -42,6 +42,39 @@ failover           | failover | 4k random 70/30 r/w, QD1, a copy lost | --ioengi
 JOBS
 }
 
+# The raw RDMA ceiling (RMBD_BENCH_CEILING, default on): one point a
+# line, the RDMA operation, its size and the number outstanding, and the
+# rmbd job it is the ceiling of.  guest.sh measures each point whose job
+# is selected over the same soft-RoCE path as the systems, with perftest
+# (user-space verbs; ib_read_lat for the QD1 point) and with
+# tools/bench/kverbs (kernel verbs).
+#
+#   NAME | OP | SIZE | DEPTH | JOB
+bench_ceiling_table() {
+	cat <<'POINTS'
+read-4k-qd16  | read  | 4096    | 16 | randread-qd16
+write-4k-qd16 | write | 4096    | 16 | randwrite-qd16
+read-4k-qd1   | read  | 4096    | 1  | randread-qd1
+read-1m-qd4   | read  | 1048576 | 4  | seqread-1m-qd4
+write-1m-qd4  | write | 1048576 | 4  | seqwrite-1m-qd4
+POINTS
+}
+
+# The tools that measure the ceiling, and the seconds of one measurement.
+BENCH_CEILING_TOOLS=(perftest kernel)
+BENCH_CEILING_SECONDS=3
+
+# bench_ceiling_points JOB...: the points of the ceiling of the JOBs, one
+# line each: NAME OP SIZE DEPTH JOB.
+bench_ceiling_points() {
+	local jobs=" $* "
+	bench_ceiling_table | awk -F' *[|] *' '{print $1, $2, $3, $4, $5}' |
+		while read -r n o s d j; do
+			[[ $jobs == *" $j "* ]] && echo "$n $o $s $d $j"
+		done
+	return 0
+}
+
 # rmbd first: the others are the peers it is measured against.  Then the
 # two systems of two copies: rmbd's mirror, and md raid1 over two rmbd
 # devices.

@@ -118,6 +118,39 @@ for s in "${systems[@]}"; do
 	fi
 done > "$tmp/systems.jsonl"
 
+# The raw RDMA ceiling (guest.sh): each point's runs with each tool, or
+# the reason a tool was not there.
+mapfile -t ceil_points < <(bench_ceiling_points "${jobs[@]}")
+[[ $(jq -r '.ceiling // false' "$res/env.json") == true ]] || ceil_points=()
+for p in "${ceil_points[@]}"; do
+	read -r pt op sz qd job <<< "$p"
+	for t in "${BENCH_CEILING_TOOLS[@]}"; do
+		d=$res/ceiling/$t
+		if [[ -f $d/n-a ]]; then
+			jq -nc --arg p "$pt" --arg t "$t" --arg e "$(cat "$d/n-a")" \
+				'{point: $p, tool: $t, na: $e}'
+			continue
+		fi
+		for (( r = 1; r <= runs; r++ )); do
+			if [[ -f $d/$pt.$r.failed ]]; then
+				jq -nc --arg p "$pt" --arg t "$t" --argjson r "$r" --arg e "$(cat "$d/$pt.$r.failed")" \
+					'{point: $p, tool: $t, run: $r, error: $e}'
+			elif [[ -f $d/$pt.$r.json ]]; then
+				jq -c --arg p "$pt" --arg t "$t" --argjson r "$r" \
+					'{point: $p, tool: $t, run: $r} + .' "$d/$pt.$r.json" 2> /dev/null ||
+				jq -nc --arg p "$pt" --arg t "$t" --argjson r "$r" \
+					'{point: $p, tool: $t, run: $r, error: "unreadable result"}'
+			fi
+		done
+	done
+done > "$tmp/ceiling.jsonl"
+for p in "${ceil_points[@]}"; do
+	read -r pt op sz qd job <<< "$p"
+	jq -nc --arg n "$pt" --arg o "$op" --argjson s "$sz" --argjson d "$qd" --arg j "$job" \
+		'{name: $n, op: $o, size: $s, depth: $d, job: $j}'
+done > "$tmp/points.jsonl"
+tools_json=$(printf '%s\n' "${BENCH_CEILING_TOOLS[@]}" | jq -R . | jq -sc .)
+
 host='{}'
 [[ -f $out/host.json ]] && host=$(cat "$out/host.json")
 
@@ -126,7 +159,10 @@ jq -n \
 	--slurpfile env "$res/env.json" \
 	--slurpfile runs "$tmp/runs.jsonl" \
 	--slurpfile jobs "$tmp/jobs.jsonl" \
-	--slurpfile systems "$tmp/systems.jsonl" '
+	--slurpfile systems "$tmp/systems.jsonl" \
+	--slurpfile ceilruns "$tmp/ceiling.jsonl" \
+	--slurpfile points "$tmp/points.jsonl" \
+	--argjson ceiltools "$tools_json" '
 def median: map(select(. != null)) | sort
 	| if length == 0 then null
 	  elif length % 2 == 1 then .[(length - 1) / 2]
@@ -180,6 +216,39 @@ def ratio($a; $b): if $a == null or $b == null or $b == 0 then null else $a / $b
 			  lat_mean: ratio($r.lat_mean_us; $res[$p].lat_mean_us),
 			  lat_p99: ratio($r.lat_p99_us; $res[$p].lat_p99_us)} end)}]
 		| add // {})
+  ] as $jr0
+# The raw RDMA ceiling: per point and tool the medians over the runs; the
+# ceiling used is the tool with the most operations a second (normally
+# the kernel one: perftest pays a system call a post), and the rmbd job of
+# the same size and depth as a fraction of it.
+| [$points[] as $pt
+   | ([$ceiltools[] as $t
+	| [$ceilruns[] | select(.point == $pt.name and .tool == $t)] as $rr
+	| [$rr[] | select(.error == null and .na == null)] as $ok
+	| {($t): (if any($rr[]; .na != null) then {status: "n/a", reason: ([$rr[] | .na] | first)}
+		  elif ($ok | length) == 0 then {status: "failed",
+			errors: ([$rr[] | .error] | if length == 0 then ["no result"] else . end)}
+		  else {status: "ok", runs: ($ok | length),
+			failed_runs: (($rr | length) - ($ok | length)),
+			errors: [$rr[] | select(.error != null) | .error],
+			ops_per_s: ([$ok[].ops_per_s] | median),
+			mbps: ([$ok[].mbps] | median),
+			lat_us: ([$ok[].lat_us] | median),
+			samples: [$ok[] | del(.point, .tool)]} end)}] | add // {}) as $by
+   | ([$ceiltools[] | select($by[.].status == "ok")]
+      | max_by($by[.].ops_per_s) // null) as $used
+   | ([$jr0[] | select(.name == $pt.job) | .results.rmbd] | first) as $rm
+   | $pt + {tools: $by, used: $used,
+	    ceiling: (if $used then $by[$used] | {ops_per_s, mbps, lat_us} else null end),
+	    rmbd: (if ($rm.status // "") == "ok" then {iops: $rm.iops, mbps: $rm.mbps, lat_mean_us: $rm.lat_mean_us} else null end)}
+   | .of_ceiling = (if .ceiling == null or .rmbd == null then null
+		    else {iops: ratio(.rmbd.iops; .ceiling.ops_per_s),
+			  mbps: ratio(.rmbd.mbps; .ceiling.mbps),
+			  lat_mean: ratio(.rmbd.lat_mean_us; .ceiling.lat_us)} end)
+  ] as $ceil
+| [$jr0[] | . as $j
+   | ([$ceil[] | select(.job == $j.name)] | first) as $c
+   | if $c then . + {ceiling: {point: $c.name, used: $c.used, of_ceiling: $c.of_ceiling}} else . end
   ] as $jr
 | def jobratio($j; $p; $m): ([$jr[] | select(.name == $j) | .ratios[$p][$m]] | first);
   def target($what; $j; $p; $m; $op; $t):
@@ -222,6 +291,10 @@ def ratio($a; $b): if $a == null or $b == null or $b == 0 then null else $a / $b
 	    direct: true},
    systems: $sys,
    jobs: $jr,
+   ceiling: {measured: ($e.ceiling // false), seconds: $e.ceiling_s, runs: $e.runs,
+	     tools: {perftest: "perftest ib_read_bw/ib_write_bw (-t DEPTH, reads -o DEPTH), ib_read_lat at QD1; rdma_cm, user-space verbs",
+		     kernel: "tools/bench/kverbs: kernel verbs, rdma_cm, CQ in softirq, one SGE an operation"},
+	     points: $ceil},
    targets: $targets,
    rmbd_ok: all("rmbd", "rmbd-mirror"; . as $s
 		| $sys[$s] == null or
@@ -307,7 +380,12 @@ def row($j; $s; $first):
     + (if $r.status == "ok" then
 	 ($r.iops | fmt(0) | lpad(8)) + ($r.mbps | fmt(1) | lpad(9))
 	 + ($r.lat_mean_us | fmt(1) | lpad(10)) + ($r.lat_p99_us | fmt(1) | lpad(10))
-	 + (if $s == $j.subject then "" else
+	 + (if $s == $j.subject then
+	       (if $j.ceiling.of_ceiling then
+		  (($j.ceiling.of_ceiling.iops | fmt(2)) + " ceil" | lpad(15))
+		  + (if $j.kind == "lat" then (($j.ceiling.of_ceiling.lat_mean | x) + " ceil" | lpad(15)) else "" end)
+		else "" end)
+	   else
 	       ($j.ratios[$s].iops | x | lpad(15))
 	       + (if $j.kind == "lat" then ($j.ratios[$s].lat_mean | x | lpad(15)) else "" end) end)
 	 + (if $r.failed_runs > 0 then "  (\($r.failed_runs) run(s) failed)" else "" end)
@@ -326,6 +404,9 @@ def header($who):
   (select(any($b.jobs[]; fiojob and .subject == "rmbd"))
    | "median of \($b.config.runs) runs of \($b.config.runtime_s) s (after \($b.config.ramp_s) s ramp), fio --direct=1; latency in us (submission to completion)",
      "rmbd/x = rmbd divided by the row: IOPS (= MB/s ratio) higher is better, latency lower is better",
+     (select(any($b.jobs[]; .ceiling.of_ceiling != null))
+      | "ceil (rmbd\u0027s own row): its IOPS as a fraction of the raw RDMA ceiling of the same size and depth, and at QD1 its",
+	"mean latency over the ceiling\u0027s (the ceiling table below)"),
      "",
      header("rmbd")),
   ($b.jobs[] | select(fiojob and .subject == "rmbd") | rows(.)),
@@ -381,6 +462,27 @@ def header($who):
 	     + (if $r.failed_runs > 0 then "  (\($r.failed_runs) run(s) failed)" else "" end)
 	   elif $r.status == "failed" then "FAILED" | lpad(8)
 	   else "n/a" | lpad(8) end))),
+  (select($b.ceiling.measured and ($b.ceiling.points | length) > 0)
+   | "",
+     "raw RDMA ceiling: RDMA READ/WRITE over the same soft-RoCE path, \($b.ceiling.seconds) s a measurement, median of \($b.ceiling.runs) runs;",
+     "perftest: user-space verbs (a system call a post on rxe; ib_read_lat at QD1); kernel: kernel verbs (tools/bench/kverbs);",
+     "ops/s, MB/s and mean latency in us; used: the higher, the ceiling of rmbd/ceil (rmbd IOPS / ceiling ops/s; QD1: mean x)",
+     "",
+     ("point" | rpad(14)) + ("rmbd job" | rpad(16)) + ("perftest" | lpad(9)) + ("MB/s" | lpad(8)) + ("mean" | lpad(8))
+	+ ("kernel" | lpad(9)) + ("MB/s" | lpad(8)) + ("mean" | lpad(8)) + ("used" | lpad(10)) + ("rmbd/ceil" | lpad(11)),
+     ($b.ceiling.points[] as $p
+      | def fig($t): $p.tools[$t] as $r
+	  | if ($r.status // "n/a") == "ok" then
+	      ($r.ops_per_s | fmt(0) | lpad(9)) + ($r.mbps | fmt(1) | lpad(8)) + ($r.lat_us | fmt(1) | lpad(8))
+	    elif $r.status == "failed" then ("FAILED" | lpad(9)) + (" " * 16)
+	    else ("n/a" | lpad(9)) + (" " * 16) end;
+	($p.name | rpad(14)) + ($p.job | rpad(16)) + fig("perftest") + fig("kernel")
+	+ ($p.used // "-" | lpad(10))
+	+ ($p.of_ceiling.iops | fmt(2) | lpad(11))
+	+ (if $p.depth == 1 and $p.of_ceiling != null then " (mean \($p.of_ceiling.lat_mean | x))" else "" end)),
+     ($b.ceiling.points[] as $p | $p.tools | to_entries[]
+      | select(.value.status != "ok" or (.value.failed_runs // 0) > 0)
+      | "note: ceiling \($p.name) with \(.key): \(.value.reason // (.value.errors | first))")),
   "",
   (if any($b.jobs[] | select(.name == "randread-qd1-hipri") | .results | to_entries[];
 	  .value.status == "ok" and ($b.systems[.key].polled | not)) then

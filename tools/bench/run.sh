@@ -53,6 +53,11 @@
 #                       points (default "1 8 32")
 #   RMBD_BENCH_SCALE_QD  queues x depth settings of its client memory
 #                       points (default "1x32 1x128 2x128 2x1024")
+#   RMBD_BENCH_CEILING  1 (default): measure the raw RDMA ceiling of the
+#                       selected jobs first (perftest, and kernel verbs
+#                       with tools/bench/kverbs, built here when needed),
+#                       RMBD_BENCH_RUNS times 3 s per point and tool;
+#                       0: do not
 #   RMBD_BENCH_OUT      output directory (default selftests/results/bench)
 #   RMBD_VM_MEM         guest memory (default: 1 GiB plus one device per
 #                       system)
@@ -114,6 +119,10 @@ net=${RMBD_BENCH_NET:-two}
 for v in RMBD_BENCH_RPS_TARGET RMBD_BENCH_RPS_CLIENT; do
 	[[ ${!v:-0} =~ ^[0-9a-fA-F]{1,8}$ ]] || die "$v must be a CPU mask in hex, e.g. 2" 2
 done
+ceiling=${RMBD_BENCH_CEILING:-1}
+[[ $ceiling == 0 || $ceiling == 1 ]] || die "RMBD_BENCH_CEILING must be 0 or 1" 2
+mapfile -t ceil_points < <(bench_ceiling_points "${jobs[@]}")
+(( ceiling )) || ceil_points=()
 out=${RMBD_BENCH_OUT:-$repo/selftests/results/bench}
 mkdir -p "$out" || die "cannot create $out"
 out=$(cd "$out" && pwd)
@@ -125,6 +134,14 @@ for c in nvme nbd-server nbd-client; do
 	command -v "$c" > /dev/null ||
 		echo "bench: WARNING: $c is not installed (make deps); its system will be n/a" >&2
 done
+if (( ${#ceil_points[@]} )); then
+	command -v ib_read_bw > /dev/null ||
+		echo "bench: WARNING: perftest is not installed (make deps); its ceiling will be n/a" >&2
+	# The kernel verbs ceiling, against the kernel of the modules (KDIR
+	# as in the top Makefile, or from the environment).
+	make -s -C "$here/kverbs" ${KDIR:+KDIR="$KDIR"} > "$out/kverbs-build.log" 2>&1 ||
+		echo "bench: WARNING: building tools/bench/kverbs failed (see $out/kverbs-build.log); its ceiling will be n/a" >&2
+fi
 
 # Memory: every system holds one device of RAM (the rmbd export, or a brd
 # device; two exports for a system of two copies) plus the guest's own
@@ -205,7 +222,8 @@ estimate=$(( 60 + ${#systems[@]} * ((nfio > 0) * size / 30000000 + 5) +
 	nfio * runs * (3 + ${#systems[@]} * (ramp + runtime + 1)) +
 	nswap * (swap_runs + 1) * swap_sys * 15 +
 	nfo * runs * 2 * (${RMBD_BENCH_LOSS:-10} + 8 + 15) +
-	scale * (150 + ${#scale_sizes[@]} * 20 + (scale_max >> 20) / 100) ))
+	scale * (150 + ${#scale_sizes[@]} * 20 + (scale_max >> 20) / 100) +
+	${#ceil_points[@]} * runs * ${#BENCH_CEILING_TOOLS[@]} * (BENCH_CEILING_SECONDS + 4) ))
 tmo=$(( estimate * 2 + 300 ))
 
 # run-vm.sh runs scripts from inside the work tree only: a small generated
@@ -228,6 +246,7 @@ wrapper=$jobdir/bench.sh
 	for v in RMBD_BENCH_SCALE_DEVICES RMBD_BENCH_SCALE_QD RMBD_BENCH_SCALE_DEVMEM RMBD_BENCH_SCALE_TRACE; do
 		[[ -n ${!v:-} ]] && printf 'export %s=%q\n' "$v" "${!v}"
 	done
+	printf 'export RMBD_BENCH_CEILING=%q\n' "$ceiling"
 	[[ -n ${RMBD_BENCH_LOSS:-} ]] && printf 'export RMBD_BENCH_LOSS=%q\n' "$RMBD_BENCH_LOSS"
 	[[ -n ${RMBD_BENCH_RPS_TARGET:-} ]] && printf 'export RMBD_BENCH_RPS_TARGET=%q\n' "$RMBD_BENCH_RPS_TARGET"
 	[[ -n ${RMBD_BENCH_RPS_CLIENT:-} ]] && printf 'export RMBD_BENCH_RPS_CLIENT=%q\n' "$RMBD_BENCH_RPS_CLIENT"
@@ -255,6 +274,7 @@ echo "bench: jobs: ${jobs[*]}"
 what=
 (( nfio )) && what+="$runs x (${ramp}+${runtime} s) per fio job and system, "
 (( nswap )) && what+="$swap_runs runs of the swap job per system, "
+(( ${#ceil_points[@]} )) && what+="${#ceil_points[@]} ceiling points, "
 echo "bench: $what$(( size >> 20 )) MiB devices, VM $RMBD_VM_MEM ${RMBD_VM_SMP:-2} vCPUs ($accel), network $net"
 (( scale )) && echo "bench: scaling: export sizes $(for v in "${scale_sizes[@]}"; do printf '%sM ' $(( v >> 20 )); done)"
 echo "bench: about $(( (estimate + 59) / 60 )) minutes"
