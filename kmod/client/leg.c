@@ -11,6 +11,7 @@
 #include <linux/error-injection.h>
 #include <linux/slab.h>
 #include <linux/log2.h>
+#include <linux/netdevice.h>
 #include <linux/sched/mm.h>
 #include <rdma/ib_cache.h>
 #include <crypto/algapi.h>
@@ -986,10 +987,29 @@ void rmbd_c_leg_halt(struct rmbd_c_leg *leg)
 bool rmbd_c_leg_port_active(struct rmbd_c_leg *leg)
 {
 	struct rdma_cm_id *cm_id = leg->queues ? leg->queues[0].cm_id : NULL;
+	struct rdma_dev_addr *dev_addr;
+	struct net_device *ndev;
 	enum ib_port_state state;
+	bool up = true;
 
 	if (!cm_id || !cm_id->device)
 		return true;
+	/*
+	 * A port over a netdev (RoCE, iWARP) goes down only once the netdev
+	 * did, and its cached state a moment later still: a session lost
+	 * because its netdev went down may come here before either says so.
+	 */
+	dev_addr = &cm_id->route.addr.dev_addr;
+	if (dev_addr->bound_dev_if && dev_addr->net) {
+		rcu_read_lock();
+		ndev = dev_get_by_index_rcu(dev_addr->net,
+					    dev_addr->bound_dev_if);
+		if (ndev)
+			up = netif_running(ndev) && netif_carrier_ok(ndev);
+		rcu_read_unlock();
+		if (!up)
+			return false;
+	}
 	if (ib_get_cached_port_state(cm_id->device, cm_id->port_num, &state))
 		return true;
 	return state == IB_PORT_ACTIVE;
@@ -1202,14 +1222,16 @@ void rmbd_c_recover(struct rmbd_c_leg *leg)
 				   dev->loss_timeout * HZ);
 	if (reconnect) {
 		/*
-		 * At once after a session that lasted (a link that came
-		 * back, a target that restarted); after one that broke
-		 * sooner, at the delay, as between tries: a target that
-		 * breaks every session does not get them back to back.
+		 * Soon after a session that lasted (a link that came back,
+		 * a target that restarted; not at once: a port that goes
+		 * down says so a moment after its queue pairs fail); after
+		 * one that broke sooner, at the delay, as between tries: a
+		 * target that breaks every session does not get them back
+		 * to back.
 		 */
 		delay = dev->reconnect_delay * HZ;
 		if (time_after(jiffies, READ_ONCE(leg->up_since) + delay))
-			delay = 0;
+			delay = RMBD_C_PORT_POLL;
 		queue_delayed_work(rmbd_c_wq, &leg->reconnect_work, delay);
 	} else if (test_bit(RMBD_C_DEV_DEAD, &dev->flags)) {
 		/*
