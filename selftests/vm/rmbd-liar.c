@@ -4,24 +4,46 @@
  *
  * It speaks version 2 of the wire protocol (Documentation/protocol.rst) as
  * rmbd-target does, for one export of --size bytes in slabs of 2 MiB held
- * in its own memory, and tells its clients one lie, chosen with --lie:
+ * in its own memory, one after the other (slab i at mem + i * 2 MiB).  Its
+ * OPEN reply has RMBD_OPEN_MAP_RANGE, and it answers RMBD_OP_MAP_RANGE as
+ * well as RMBD_OP_MAP; with --no-range it does not set the flag, so that
+ * its clients map slab by slab with MAP.  It tells its clients one lie,
+ * chosen with --lie:
  *
  *   short-slab:N   slab N's memory region covers only its first half, but
- *                  MAP says the whole slab: the client's every READ or
- *                  WRITE into the second half fails with a remote access
- *                  error, on every session.
- *   map-len        MAP says each slab is 4 KiB longer than it is.
- *   map-slab       MAP answers for another slab than the one asked.
+ *                  MAP or MAP_RANGE says the whole slab: the client's every
+ *                  READ or WRITE into the second half fails with a remote
+ *                  access error, on every session.
+ *   map-len        MAP says each slab is 4 KiB longer than it is
+ *                  (--no-range only).
+ *   map-slab       MAP answers for another slab than the one asked
+ *                  (--no-range only).
+ *   range-first    MAP_RANGE answers from another first slab than the one
+ *                  asked.
+ *   range-count    MAP_RANGE says it mapped one slab more than asked.
+ *   range-zero     MAP_RANGE says it mapped no slab, with status 0.
+ *   range-wrap     MAP_RANGE gives an address so high that the range's end
+ *                  is past 2^64 (when it maps more than one slab, the
+ *                  first still fits below).
+ *   range-partial  no lie: MAP_RANGE maps fewer slabs than asked (1 to
+ *                  count - 1 when more than one is asked), as a target may,
+ *                  and the client must ask again from the first missing.
  *   geometry       OPEN says one slab more than the size holds.
  *   none           no lie: a well-behaved target.
  *
- *   rmbd-liar --addr A [--port P] [--size BYTES] [--lie LIE] [--seconds N]
+ *   rmbd-liar --addr A [--port P] [--size BYTES] [--lie LIE] [--no-range]
+ *             [--dump FILE] [--seconds N]
+ *
+ * With --dump, it writes the export's bytes to FILE when it ends, for the
+ * test to see where the client's writes went.
  *
  * It listens until killed or --seconds passed, and says what happens on
  * stdout, one line each, flushed: "listening", "session ID opened",
- * "session ID ended", "slab N lied about" (once per session).  Exit
- * status: 0 when it was stopped or the time ran out, 1 on a setup failure
- * (a reason on stderr), 2 on a usage error.
+ * "session ID ended", "slab N lied about" (once per session), "range
+ * FIRST+COUNT: N" (each MAP_RANGE of COUNT slabs from FIRST it answered
+ * with status 0, N slabs said mapped).  Exit status: 0 when it was stopped
+ * or the time ran out, 1 on a setup failure or when it could not write
+ * --dump (a reason on stderr), 2 on a usage error.
  */
 #include <endian.h>
 #include <errno.h>
@@ -61,6 +83,11 @@ enum liar_lie {
 	LIE_MAP_LEN,
 	LIE_MAP_SLAB,
 	LIE_GEOMETRY,
+	LIE_RANGE_FIRST,
+	LIE_RANGE_COUNT,
+	LIE_RANGE_ZERO,
+	LIE_RANGE_WRAP,
+	LIE_RANGE_PARTIAL,
 };
 
 struct liar_conn {
@@ -86,6 +113,8 @@ static struct {
 	uint32_t nr_slabs;
 	enum liar_lie lie;
 	uint32_t lie_slab;
+	bool no_range;
+	const char *dump;
 	unsigned int seconds;
 
 	struct rdma_event_channel *ch;
@@ -333,7 +362,8 @@ static void handle_open(struct liar_conn *c, const struct rmbd_msg_hdr *h)
 	rsp.nr_slabs = htole32(liar.nr_slabs +
 			       (liar.lie == LIE_GEOMETRY ? 1 : 0));
 	rsp.export_id = htole64(liar.export_id);
-	rsp.flags = htole32(flags & RMBD_OPEN_RDONLY);
+	rsp.flags = htole32((flags & RMBD_OPEN_RDONLY) |
+			    (liar.no_range ? 0 : RMBD_OPEN_MAP_RANGE));
 	getrandom(c->join_key, sizeof(c->join_key), 0);
 	memcpy(rsp.join_key, c->join_key, sizeof(rsp.join_key));
 	c->opened = true;
@@ -341,38 +371,117 @@ static void handle_open(struct liar_conn *c, const struct rmbd_msg_hdr *h)
 	reply(c, h, &rsp, sizeof(rsp), 0);
 }
 
+static void lied_about(struct liar_conn *c, uint32_t i)
+{
+	if (!c->lied) {
+		say("slab %u lied about", i);
+		c->lied = true;
+	}
+}
+
+/* Slab @i's memory region for @c's session, registered if it is not yet. */
+static struct ibv_mr *slab_mr(struct liar_conn *c, uint32_t i)
+{
+	uint64_t reg = slab_len(i);
+
+	if (liar.lie == LIE_SHORT_SLAB && i == liar.lie_slab) {
+		reg /= 2;
+		lied_about(c, i);
+	}
+	if (!c->slab_mr[i])
+		c->slab_mr[i] = ibv_reg_mr(liar.pd,
+					   liar.mem + (uint64_t)i * LIAR_SLAB_SIZE,
+					   reg, IBV_ACCESS_LOCAL_WRITE |
+					   IBV_ACCESS_REMOTE_READ |
+					   IBV_ACCESS_REMOTE_WRITE);
+	return c->slab_mr[i];
+}
+
 static void handle_map(struct liar_conn *c, const struct rmbd_msg_hdr *h)
 {
 	const struct rmbd_map_req *req = (const void *)h;
 	struct rmbd_map_rsp rsp = { };
 	uint32_t i = le32toh(req->slab);
-	uint64_t len, reg;
-	uint8_t *base;
+	uint64_t len;
 
 	if (!c->opened || i >= liar.nr_slabs)
 		return reply(c, h, &rsp, sizeof(rsp), EINVAL);
-	base = liar.mem + (uint64_t)i * LIAR_SLAB_SIZE;
 	len = slab_len(i);
-	reg = len;
-	if (liar.lie == LIE_SHORT_SLAB && i == liar.lie_slab)
-		reg = len / 2;
-	if (!c->slab_mr[i])
-		c->slab_mr[i] = ibv_reg_mr(liar.pd, base, reg,
-					   IBV_ACCESS_LOCAL_WRITE |
-					   IBV_ACCESS_REMOTE_READ |
-					   IBV_ACCESS_REMOTE_WRITE);
-	if (!c->slab_mr[i])
+	if (!slab_mr(c, i))
 		return reply(c, h, &rsp, sizeof(rsp), ENOMEM);
-	if (liar.lie == LIE_MAP_LEN)
+	if (liar.lie == LIE_MAP_LEN) {
 		len += 4096;
-	if (reg != len && !c->lied) {
-		say("slab %u lied about", i);
-		c->lied = true;
+		lied_about(c, i);
 	}
-	rsp.addr = htole64((uintptr_t)base);
+	if (liar.lie == LIE_MAP_SLAB)
+		lied_about(c, i);
+	rsp.addr = htole64((uintptr_t)(liar.mem + (uint64_t)i * LIAR_SLAB_SIZE));
 	rsp.len = htole64(len);
 	rsp.rkey = htole32(c->slab_mr[i]->rkey);
 	rsp.slab = htole32(liar.lie == LIE_MAP_SLAB ? i + 1 : i);
+	reply(c, h, &rsp, sizeof(rsp), 0);
+}
+
+/*
+ * RMBD_OP_MAP_RANGE, checked as rmbd-target checks it: slab i's address is
+ * liar.mem + i * LIAR_SLAB_SIZE, so the slabs follow each other.
+ */
+static void handle_map_range(struct liar_conn *c,
+			     const struct rmbd_msg_hdr *h)
+{
+	const struct rmbd_map_range_req *req = (const void *)h;
+	struct rmbd_map_range_rsp rsp = { };
+	uint32_t first = le32toh(req->first);
+	uint32_t count = le32toh(req->count);
+	uint64_t addr, end;
+	uint32_t i, n;
+
+	if (!c->opened || liar.no_range)
+		return reply(c, h, &rsp, sizeof(rsp.hdr), EINVAL);
+	if (!count || count > RMBD_MAP_RANGE_MAX)
+		return reply(c, h, &rsp, sizeof(rsp.hdr), EINVAL);
+	if (first >= liar.nr_slabs || count > liar.nr_slabs - first)
+		return reply(c, h, &rsp, sizeof(rsp.hdr), ERANGE);
+	n = count;
+	/* Fewer than asked, from 1 to count - 1, varying with @first */
+	if (liar.lie == LIE_RANGE_PARTIAL && count > 1)
+		n = 1 + (first * 7 + 3) % (count - 1);
+	for (i = 0; i < n; i++) {
+		if (!slab_mr(c, first + i)) {
+			if (!i)
+				return reply(c, h, &rsp, sizeof(rsp.hdr),
+					     ENOMEM);
+			break;
+		}
+		rsp.rkeys[i] = htole32(c->slab_mr[first + i]->rkey);
+	}
+	n = i;
+	addr = (uintptr_t)(liar.mem + (uint64_t)first * LIAR_SLAB_SIZE);
+	switch (liar.lie) {
+	case LIE_RANGE_FIRST:
+		first++;
+		break;
+	case LIE_RANGE_COUNT:
+		n = count + 1;
+		break;
+	case LIE_RANGE_ZERO:
+		n = 0;
+		break;
+	case LIE_RANGE_WRAP:
+		/* The range ends 4 KiB past 2^64; the first slab fits. */
+		end = (uint64_t)(n - 1) * LIAR_SLAB_SIZE +
+		      slab_len(first + n - 1);
+		addr = 4096 - end;
+		break;
+	default:
+		break;
+	}
+	if (liar.lie >= LIE_RANGE_FIRST && liar.lie <= LIE_RANGE_WRAP)
+		lied_about(c, le32toh(req->first));
+	rsp.addr = htole64(addr);
+	rsp.first = htole32(first);
+	rsp.count = htole32(n);
+	say("range %u+%u: %u", le32toh(req->first), count, n);
 	reply(c, h, &rsp, sizeof(rsp), 0);
 }
 
@@ -391,6 +500,8 @@ static void handle_msg(struct liar_conn *c, unsigned int i, uint32_t len)
 		return handle_open(c, h);
 	case RMBD_OP_MAP:
 		return handle_map(c, h);
+	case RMBD_OP_MAP_RANGE:
+		return handle_map_range(c, h);
 	case RMBD_OP_KEEPALIVE:
 	case RMBD_OP_CLOSE:
 		return reply(c, h, msg, sizeof(*h), 0);
@@ -465,6 +576,16 @@ static int parse_lie(const char *s)
 		liar.lie = LIE_MAP_SLAB;
 	else if (!strcmp(s, "geometry"))
 		liar.lie = LIE_GEOMETRY;
+	else if (!strcmp(s, "range-first"))
+		liar.lie = LIE_RANGE_FIRST;
+	else if (!strcmp(s, "range-count"))
+		liar.lie = LIE_RANGE_COUNT;
+	else if (!strcmp(s, "range-zero"))
+		liar.lie = LIE_RANGE_ZERO;
+	else if (!strcmp(s, "range-wrap"))
+		liar.lie = LIE_RANGE_WRAP;
+	else if (!strcmp(s, "range-partial"))
+		liar.lie = LIE_RANGE_PARTIAL;
 	else if (!strncmp(s, "short-slab:", 11)) {
 		liar.lie = LIE_SHORT_SLAB;
 		errno = 0;
@@ -475,6 +596,21 @@ static int parse_lie(const char *s)
 		return -1;
 	}
 	return 0;
+}
+
+/* The export's bytes into liar.dump, once every session has ended. */
+static int dump_mem(void)
+{
+	FILE *f = fopen(liar.dump, "w");
+	int ret = 0;
+
+	if (!f)
+		return fail("cannot create %s: %s", liar.dump, strerror(errno));
+	if (fwrite(liar.mem, 1, liar.size, f) != liar.size)
+		ret = fail("cannot write %s: %s", liar.dump, strerror(errno));
+	if (fclose(f) && !ret)
+		ret = fail("cannot write %s: %s", liar.dump, strerror(errno));
+	return ret;
 }
 
 static int listen_on(void)
@@ -504,9 +640,11 @@ static int listen_on(void)
 
 static void usage(FILE *f)
 {
-	fputs("usage: rmbd-liar --addr A [--port P] [--size BYTES]\n"
-	      "                 [--lie none|short-slab:N|map-len|map-slab|geometry]\n"
-	      "                 [--seconds N]\n", f);
+	fputs("usage: rmbd-liar --addr A [--port P] [--size BYTES] [--lie LIE]\n"
+	      "                 [--no-range] [--dump FILE] [--seconds N]\n"
+	      "LIE: none, short-slab:N, map-len, map-slab (with --no-range),\n"
+	      "     range-first, range-count, range-zero, range-wrap,\n"
+	      "     range-partial (without --no-range), geometry\n", f);
 }
 
 int main(int argc, char **argv)
@@ -516,6 +654,8 @@ int main(int argc, char **argv)
 		{ "port", required_argument, NULL, 'p' },
 		{ "size", required_argument, NULL, 's' },
 		{ "lie", required_argument, NULL, 'l' },
+		{ "no-range", no_argument, NULL, 'n' },
+		{ "dump", required_argument, NULL, 'd' },
 		{ "seconds", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ }
@@ -525,7 +665,7 @@ int main(int argc, char **argv)
 	time_t deadline = 0;
 	unsigned int i;
 	char *end;
-	int opt;
+	int opt, ret;
 
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (opt) {
@@ -552,6 +692,12 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'n':
+			liar.no_range = true;
+			break;
+		case 'd':
+			liar.dump = optarg;
+			break;
 		case 't':
 			liar.seconds = strtoul(optarg, NULL, 0);
 			break;
@@ -568,6 +714,16 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	liar.nr_slabs = (liar.size + LIAR_SLAB_SIZE - 1) / LIAR_SLAB_SIZE;
+	/* A lie the client would never hear is a test that proves nothing. */
+	if ((liar.lie == LIE_MAP_LEN || liar.lie == LIE_MAP_SLAB) &&
+	    !liar.no_range) {
+		fprintf(stderr, "rmbd-liar: --lie map-len and map-slab need --no-range\n");
+		return 2;
+	}
+	if (liar.lie >= LIE_RANGE_FIRST && liar.no_range) {
+		fprintf(stderr, "rmbd-liar: the range lies need MAP_RANGE: no --no-range\n");
+		return 2;
+	}
 	if (liar.lie == LIE_SHORT_SLAB && liar.lie_slab >= liar.nr_slabs) {
 		fprintf(stderr, "rmbd-liar: no slab %u\n", liar.lie_slab);
 		return 2;
@@ -604,6 +760,7 @@ int main(int argc, char **argv)
 	if (liar.pd)
 		ibv_dealloc_pd(liar.pd);
 	rdma_destroy_event_channel(liar.ch);
+	ret = liar.dump ? dump_mem() : 0;
 	free(liar.mem);
-	return 0;
+	return ret;
 }
