@@ -70,9 +70,11 @@ for lie in map-len,--no-range:"invalid slab mapping" \
 	lie=${lie%%,*}
 	start_liar "$lie" $opt
 	t0=$(usec)
+	rc=0
 	err=$(timeout 60 "$RMBD_BIN" dev connect addr "$RMBD_ADDR" port "$port" \
-		export liar loss_timeout 20 2>&1 >/dev/null) &&
-		fail "dev connect to a target that lies ($lie) succeeded"
+		export liar loss_timeout 20 2>&1 >/dev/null) || rc=$?
+	(( rc != 0 )) || fail "dev connect to a target that lies ($lie) succeeded"
+	(( rc != 124 )) || fail "dev connect to a target that lies ($lie) still runs after 60 s"
 	ms=$(( ($(usec) - t0) / 1000 ))
 	[[ $err == *"$why"* ]] ||
 		fail "connect to a target that lies ($lie): '$err', expected '$why'"
