@@ -932,6 +932,40 @@ static int act_map(struct peer *p, const char *arg)
 	return 0;
 }
 
+/*
+ * Step "range:FIRST:COUNT": one RMBD_OP_MAP_RANGE, sent as given (the
+ * target must refuse a count of 0 or past RMBD_MAP_RANGE_MAX, and slabs
+ * past the end); says how many slabs the reply mapped.
+ */
+static int act_range(struct peer *p, const char *arg)
+{
+	struct rmbd_map_range_req *req = (struct rmbd_map_range_req *)send_buf(p);
+	uint8_t buf[RMBD_MSG_SIZE];
+	struct rmbd_map_range_rsp *rsp = (struct rmbd_map_range_rsp *)buf;
+	unsigned long first, count;
+	char what[48], *end;
+	int ret;
+
+	errno = 0;
+	first = strtoul(arg ? arg : "", &end, 0);
+	if (errno || !arg || end == arg || *end != ':' || first > UINT32_MAX)
+		return fail("range: want FIRST:COUNT, not '%s'", arg ? arg : "");
+	arg = end + 1;
+	count = strtoul(arg, &end, 0);
+	if (errno || *end || end == arg || count > UINT32_MAX)
+		return fail("range: bad count '%s'", arg);
+	memset(req, 0, RMBD_MSG_SIZE);
+	req->first = htole32(first);
+	req->count = htole32(count);
+	snprintf(what, sizeof(what), "MAP_RANGE of %lu+%lu", first, count);
+	ret = xfer(p, RMBD_OP_MAP_RANGE, sizeof(*req), buf, sizeof(*rsp));
+	if (ret)
+		return xfer_failed(p, ret, what);
+	say("%s: first %u count %u addr 0x%" PRIx64, what, le32toh(rsp->first),
+	    le32toh(rsp->count), (uint64_t)le64toh(rsp->addr));
+	return 0;
+}
+
 static int keepalive_once(struct peer *p)
 {
 	uint8_t buf[RMBD_MSG_SIZE];
@@ -1415,6 +1449,7 @@ static const struct peer_action peer_actions[] = {
 	{ "ioq", act_ioq, "join I/O queue 0 to the session with the OPEN reply's join key; :wrong, :none spoil it" },
 	{ "open", act_open, "OPEN the export, or the export NAME given" },
 	{ "map", act_map, "MAP every slab, or the slab given" },
+	{ "range", act_range, "MAP_RANGE of :FIRST:COUNT slabs, as given" },
 	{ "ping", act_ping, "one KEEPALIVE, or :N in a row" },
 	{ "pair", act_pair, "two KEEPALIVEs in flight at once with one tag" },
 	{ "silent", act_silent, "send nothing for --seconds; expect the target to end the session" },

@@ -15,7 +15,9 @@
 #  - Malformed connect requests are rejected with their reason, I/O
 #    queues without their session's join key too; admin messages of an
 #    unknown opcode, the wrong length or a reply's opcode, a MAP past the
-#    end and a second OPEN are refused or end the session; two requests
+#    end, a MAP_RANGE of no slab, of more than 58 or past the end, and a
+#    second OPEN are refused or end the session (a MAP_RANGE of every
+#    slab maps them); two requests
 #    in flight with one tag are both answered; a slab mapped three times
 #    is registered once; a keepalive flood is answered; a device
 #    connected throughout lives.
@@ -214,6 +216,12 @@ bad_msg "a short MAP" raw:2:8 '^raw 0x2 8: status 22$'
 bad_msg "a short AUTH" raw:5:8 '^raw 0x5 8: status 22$'
 bad_msg "a reply's opcode" raw:0x8004:8 '^raw 0x8004 8: ended$'
 bad_msg "a slab past the end" map:99 'MAP of slab 99: target answered Numerical result out of range'
+bad_msg "a MAP_RANGE of no slab" range:0:0 'MAP_RANGE of 0\+0: target answered Invalid argument'
+bad_msg "a MAP_RANGE of 59 slabs" range:0:59 'MAP_RANGE of 0\+59: target answered Invalid argument'
+bad_msg "a MAP_RANGE past the end" range:2:2 'MAP_RANGE of 2\+2: target answered Numerical result out of range'
+bad_msg "a MAP_RANGE that wraps" range:2:4294967295 'MAP_RANGE of 2\+4294967295: target answered Invalid argument'
+bad_msg "a MAP_RANGE far past the end" range:4294967295:1 'MAP_RANGE of 4294967295\+1: target answered Numerical result out of range'
+bad_msg "a MAP_RANGE of every slab" range:0:3 '^MAP_RANGE of 0\+3: first 0 count 3 addr 0x'
 bad_msg "a second OPEN" open 'OPEN: target answered Operation already in progress'
 bad_msg "two requests at once with one tag" pair '^pair: 2 replies, tag [0-9]+, status 0$'
 # MAP of one slab again and again: one registration, whatever the count
