@@ -132,10 +132,11 @@ def order($all): . as $p | [$all[] | select(. as $s | $p | index($s))]
    | $d + {jobs: [$jobs[].name], peers: $peers, slot: $slot, bars: $bars,
 	   targets: $targets}] as $panels
 | [["4k"], ["1m", "swap"], ["mirror", "failover"]] as $layout
-| [$layout[] | [.[] as $id | $panels[] | select(.id == $id)] | select(length > 0)] as $rows
+| [$layout[] | [.[] as $id | $panels[] | select(.id == $id and (.peers | length) > 0)]
+   | select(length > 0)] as $rows
 | ($rows | length) as $nr
 # As wide as the widest row needs: a job takes some 180 pixels.
-| ([$rows[] | [.[] | [(.jobs | length), 2] | max] | add] | max) as $wmax
+| ([$rows[] | [.[] | [(.jobs | length), 2] | max] | add] | max // 2) as $wmax
 | ([[160 + 180 * $wmax, 1300] | min, 700] | max) as $w | (110 + 330 * $nr) as $h
 | (80 / $h) as $top
 | ((1 - $top) / ([$nr, 1] | max)) as $rowh
@@ -298,6 +299,8 @@ rm -f "$out/bench.png" "$out/bench.svg"
 if [[ -n $bench_err ]]; then
 	echo "chart: reading $json failed: $bench_err" >&2
 	rc=1
+elif ! grep -q '^plot ' "$tmp/bench.gp"; then
+	echo "chart: no peer ran beside rmbd: no chart of the jobs" >&2
 else
 	render bench || rc=1
 fi

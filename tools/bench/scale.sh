@@ -114,7 +114,8 @@ scale_mark() { (( scale_traced )) && echo "scale-$1" > "$T/trace_marker"; return
 # leg_start_ret: the last of each); the phases of the last session
 # setup: the admin queue's connect (to its first admin message), OPEN
 # (and AUTH) to the first MAP, the MAPs, the I/O queues' connects; the
-# admin round trips by kind, and the setups tried.
+# admin round trips by kind (MAP and MAP_RANGE count as MAPs), and the
+# setups tried.
 scale_trace_phases() {
 	(( scale_traced )) || { echo null; return; }
 	awk '
@@ -138,7 +139,7 @@ scale_trace_phases() {
 		} else if (ev == "xfer") {
 			op = $0; sub(/.*op=/, "", op); op += 0
 			if (x0 == "") x0 = t
-			if (op == 2) { if (m0 == "") m0 = t; nmap++ }
+			if (op == 2 || op == 6) { if (m0 == "") m0 = t; nmap++ }
 			else if (op == 1) nopen++
 			else nother++
 		} else if (ev == "qconn") {
