@@ -683,7 +683,14 @@ void rmbd_c_queue_commit(struct rmbd_c_queue *q)
 	unsigned int cpu;
 	bool idle;
 
-	if (!q->leg->soft_post || q->poll || num_online_cpus() < 2) {
+	/*
+	 * Reclaim's writes (swap-out, writeback from direct reclaim or
+	 * kswapd) post inline: done before reclaim looks at their pages
+	 * again, as they were before, so that a memory cgroup at its limit
+	 * sees its reclaim make progress instead of going out of memory.
+	 */
+	if (!q->leg->soft_post || q->poll || num_online_cpus() < 2 ||
+	    (current->flags & PF_MEMALLOC)) {
 		rmbd_c_post_batch(q);
 		return;
 	}
