@@ -358,13 +358,16 @@ if [[ -f $sc/env.json ]]; then
 		echo "bench: building bench.json's scaling section failed" >&2
 fi
 
-jq -r '
+# Number formats of the two tables: fmt(DECIMALS), lpad(N), rpad(N).
+fmt_defs='
 def fmt($d): if . == null then "-" elif $d == 0 then (round | tostring)
 	else (. * pow(10; $d) | round | tostring
 	      | ("0" * ($d + 1 - length) // "") + .
 	      | .[:length - $d] + "." + .[length - $d:]) end;
 def lpad($n): tostring | if length < $n then " " * ($n - length) + . else . end;
 def rpad($n): tostring | if length < $n then . + " " * ($n - length) else . end;
+'
+jq -r "$fmt_defs"'
 def x: if . == null then "-" else (fmt(2) + "x") end;
 
 . as $b
@@ -507,13 +510,7 @@ def header($who):
    | select(.value.status == "failed" or (.value.failed_runs // 0) > 0)
    | "note: \($j.name) on \(.key): \(.value.errors | first)")
 ' "$out/bench.json" > "$out/bench.txt" || { echo "bench: rendering the table failed" >&2; exit 1; }
-jq -r '
-def fmt($d): if . == null then "-" elif $d == 0 then (round | tostring)
-	else (. * pow(10; $d) | round | tostring
-	      | ("0" * ($d + 1 - length) // "") + .
-	      | .[:length - $d] + "." + .[length - $d:]) end;
-def lpad($n): tostring | if length < $n then " " * ($n - length) + . else . end;
-def rpad($n): tostring | if length < $n then . + " " * ($n - length) else . end;
+jq -r "$fmt_defs"'
 def neg: if . == null then null else -. end;
 select(.scaling) | .scaling.raw as $r
 | "",
