@@ -273,7 +273,33 @@ def ratio($a; $b): if $a == null or $b == null or $b == 0 then null else $a / $b
    ($jr[] | select(.kind != "swap" and .subject == "rmbd") | . as $j
     | target("\($j.name) IOPS ahead of nbd"; $j.name; "nbd"; "iops"; ">"; 1),
       (select($j.kind == "lat")
-       | target("\($j.name) mean latency ahead of nbd"; $j.name; "nbd"; "lat_mean"; "<"; 1)))
+       | target("\($j.name) mean latency ahead of nbd"; $j.name; "nbd"; "lat_mean"; "<"; 1))),
+   # Issue 20: every job ahead of nvme-rdma as well, the swap job by
+   # 15 %, QD16 against QD1, the fraction of the raw ceiling.
+   ($jr[] | select(.kind != "swap" and .subject == "rmbd") | . as $j
+    | target("\($j.name) IOPS ahead of nvme-rdma"; $j.name; "nvme-rdma"; "iops"; ">"; 1),
+      (select($j.kind == "lat")
+       | target("\($j.name) mean latency ahead of nvme-rdma"; $j.name; "nvme-rdma"; "lat_mean"; "<"; 1))
+    | .group = "nvme"),
+   ($jr[] | select(.kind == "swap") | . as $j
+    | [$j.ratios["nvme-rdma"].time, $j.ratios.nbd.time] as $v
+    | {target: "\($j.name) job time <= 0.87x of nvme-rdma and of nbd (15 % ahead)",
+       job: $j.name, peer: "nvme-rdma,nbd", metric: "time", op: "<=", threshold: 0.87,
+       value: (if any($v[]; . == null) then null else ($v | max) end),
+       values: {"nvme-rdma": $v[0], nbd: $v[1]},
+       met: (if any($v[]; . == null) then null else all($v[]; . <= 0.87) end)}),
+   ([$jr[] | select(.name == "randread-qd16") | .results.rmbd.iops] | first) as $q16
+   | ([$jr[] | select(.name == "randread-qd1") | .results.rmbd.iops] | first) as $q1
+   | {target: "4k randread QD16 IOPS >= 1.5x QD1 (rmbd)", job: "randread-qd16",
+      peer: "rmbd", metric: "iops", op: ">=", threshold: 1.5,
+      value: ratio($q16; $q1),
+      met: (ratio($q16; $q1) as $v | if $v == null then null else $v >= 1.5 end)},
+   ($ceil[] | select(.rmbd != null and .ceiling != null) | . as $c
+    | (if .size == "1m" or (.name | test("-1m-")) then 0.9 else 0.75 end) as $t
+    | (.of_ceiling.iops) as $v
+    | {target: "\(.job) >= \($t)x of the raw ceiling (\(.used))", job: .job,
+       peer: "ceiling", metric: "iops", op: ">=", threshold: $t, value: $v,
+       met: (if $v == null then null else $v >= $t end), group: "ceiling"})
   ] as $targets
 | {date: ($host.date // $e.date), commit: $host.commit, dirty: $host.dirty,
    elapsed_s: $host.elapsed_s, vm_s: $host.vm_s,
@@ -354,6 +380,20 @@ if [[ -f $sc/env.json ]]; then
 			[{x: 16, y: $r.fio_us_per_io}]))
 	    ],
 	    raw: {settings: $env[0], connect: $conn, sessions: $sess, client_memory: $cmem, cpu: $cpu}}}
+	# The targets of issue 20 in the scaling section, when it measured them.
+	| .targets += [
+	    ($c | map(select(.size == 17179869184)) | first | select(. != null)
+	     | .reconnect.flowing_ms as $v
+	     | {target: "16 GiB export: reads flow < 1 s after a link break",
+		job: "scaling", peer: "", metric: "reconnect_ms", op: "<", threshold: 1000,
+		value: $v, met: (if $v == null then null else $v < 1000 end)}),
+	    (($sess | map(select(.sessions == 1)) | first) as $one
+	     | ($sess | map(select(.sessions == 32)) | first) as $many
+	     | select($one.iops != null and $many.iops != null and $one.iops > 0)
+	     | ($many.iops / $one.iops) as $v
+	     | {target: "32 devices: aggregate IOPS >= 1 device",
+		job: "scaling", peer: "", metric: "iops", op: ">=", threshold: 1,
+		value: $v, met: ($v >= 1)})]
 	' "$out/bench.json" > "$out/bench.json.tmp" && mv "$out/bench.json.tmp" "$out/bench.json" ||
 		echo "bench: building bench.json's scaling section failed" >&2
 fi
@@ -492,17 +532,19 @@ def header($who):
 	"* no poll queues on this device: io_uring --hipri ran, but completions came by interrupt",
 	"" else empty end),
   "targets (rmbd against its peers, medians above):",
-  ($b.targets[] | select(.peer != "nbd")
+  ($b.targets[] | select(.peer != "nbd" and .group != "nvme")
    | "  " + (if .met == true then "MET    " elif .met == false then "NOT MET" else "n/a    " end)
      + "  " + (.target | rpad(57)) + "  "
      + (if .values then ([.values | to_entries[] | "\(.value | x) \(.key)"] | join(", "))
+	elif .metric == "reconnect_ms" then (if .value == null then "-" else "\(.value | round) ms" end)
 	else (.value | x) end)),
-  ([$b.targets[] | select(.peer == "nbd")] as $n
+  (("nbd", "nvme") as $g
+   | [$b.targets[] | select(if $g == "nbd" then .peer == "nbd" else .group == "nvme" end)] as $n
    | [$n[] | select(.met == false)] as $miss
    | [$n[] | select(.met == null)] as $na
    | "  " + (if ($n | length) == 0 or ($na | length) == ($n | length) then "n/a    "
 	     elif ($miss | length) == 0 and ($na | length) == 0 then "MET    " else "NOT MET" end)
-     + "  every job ahead of nbd (IOPS; and mean latency at QD1)"
+     + "  every job ahead of \(if $g == "nbd" then "nbd" else "nvme-rdma" end) (IOPS; and mean latency at QD1)"
      + (if ($miss | length) > 0 then ": behind in " + ([$miss[] | "\(.job) \(.metric) \(.value | x)"] | join(", ")) else "" end)),
   (($b.systems | to_entries[] | select(.value.status != "ok")
     | "note: \(.key) is n/a: \(.value.reason)")),
