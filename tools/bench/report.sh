@@ -319,7 +319,7 @@ def ratio($a; $b): if $a == null or $b == null or $b == 0 then null else $a / $b
    jobs: $jr,
    ceiling: {measured: ($e.ceiling // false), seconds: $e.ceiling_s, runs: $e.runs,
 	     tools: {perftest: "perftest ib_read_bw/ib_write_bw (-t DEPTH, reads -o DEPTH), ib_read_lat at QD1; rdma_cm, user-space verbs",
-		     kernel: "tools/bench/kverbs: kernel verbs, rdma_cm, CQ in softirq, one SGE an operation"},
+		     kernel: "tools/bench/kverbs: kernel verbs, rdma_cm, CQ in softirq, one SGE a work request; above 128 KiB the better of one work request and a chain of 128 KiB ones"},
 	     points: $ceil},
    targets: $targets,
    rmbd_ok: all("rmbd", "rmbd-mirror"; . as $s
@@ -508,7 +508,7 @@ def header($who):
   (select($b.ceiling.measured and ($b.ceiling.points | length) > 0)
    | "",
      "raw RDMA ceiling: RDMA READ/WRITE over the same soft-RoCE path, \($b.ceiling.seconds) s a measurement, median of \($b.ceiling.runs) runs;",
-     "perftest: user-space verbs (a system call a post on rxe; ib_read_lat at QD1); kernel: kernel verbs (tools/bench/kverbs);",
+     "perftest: user-space verbs (a system call a post on rxe; ib_read_lat at QD1); kernel: kernel verbs (tools/bench/kverbs; above 128 KiB the better of 1 WR and 128 KiB WRs);",
      "ops/s, MB/s and mean latency in us; used: the higher, the ceiling of rmbd/ceil (rmbd IOPS / ceiling ops/s; QD1: mean x)",
      "",
      ("point" | rpad(14)) + ("rmbd job" | rpad(16)) + ("perftest" | lpad(9)) + ("MB/s" | lpad(8)) + ("mean" | lpad(8))

@@ -7,7 +7,10 @@
  * rkey; an active side (its source address on the client's device) keeps
  * DEPTH RDMA READs or WRITEs of SIZE bytes outstanding for MS
  * milliseconds, reposting from the completion handler, and counts what
- * completed in that time.
+ * completed in that time.  With wr=BYTES, an operation is a chain of
+ * work requests of that many bytes each, only the last one signaled: the
+ * way rmbd posts a large request, so that the ceiling of a 1 MiB
+ * operation is not only what one 1 MiB work request does.
  *
  * Driven through debugfs:
  *
@@ -16,7 +19,8 @@
  *   cat /sys/kernel/debug/rmbd_kverbs/run
  *
  * Optional: port=N (default 20886), poll=softirq|workqueue (the active
- * side's CQ; softirq as rmbd's I/O queues).  The write returns when the
+ * side's CQ; softirq as rmbd's I/O queues), wr=BYTES (default SIZE; at
+ * most 64 work requests an operation).  The write returns when the
  * measurement is over (or fails: a negative errno, and the reason in the
  * result).  The result is one line of key=value pairs: ops, ns (the
  * measured time), bytes, lat_ns_sum (submission to completion, summed
@@ -40,6 +44,7 @@
 #define KV_MAX_MS	60000
 #define KV_MIN_CHUNK	SZ_64K
 #define KV_MAX_CHUNK	SZ_4M
+#define KV_MAX_WRS	64
 
 /* What the passive side sends once its buffer is registered. */
 struct kv_info {
@@ -66,6 +71,8 @@ struct kv_slot {
 	struct ib_cqe	cqe;
 	unsigned int	idx;
 	u64		posted;
+	struct ib_rdma_wr *wr;		/* nr_wrs of them, chained */
+	struct ib_sge	*sge;
 };
 
 struct kv_side {
@@ -84,6 +91,8 @@ struct kv_run {
 	/* the request */
 	enum ib_wr_opcode op;
 	u32		size;
+	u32		wr_bytes;	/* of one work request */
+	u32		nr_wrs;		/* work requests an operation */
 	u32		depth;
 	u32		ms;
 	u16		port;
@@ -111,6 +120,8 @@ struct kv_run {
 
 	/* the measurement, updated by the active CQ's handler only */
 	struct kv_slot	*slots;
+	struct ib_rdma_wr *wrs;
+	struct ib_sge	*sges;
 	u64		t_end;
 	u64		ops;
 	u64		lat_sum;
@@ -319,26 +330,39 @@ static void kv_drain_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 }
 
+/* Slot @sl's chain of work requests, built once: its buffers do not move. */
+static void kv_slot_init(struct kv_run *r, struct kv_slot *sl)
+{
+	u64 laddr = r->a.buf.dma[sl->idx / r->a.buf.per_chunk] +
+		    (sl->idx % r->a.buf.per_chunk) * r->size;
+	u64 raddr = r->raddr + kv_slot_off(&r->p.buf, r, sl->idx);
+	struct ib_rdma_wr *wr = sl->wr;
+	struct ib_sge *sge = sl->sge;
+	u32 off, len;
+	unsigned int i;
+
+	for (i = 0, off = 0; i < r->nr_wrs; i++, off += len) {
+		len = min(r->wr_bytes, r->size - off);
+		sge[i].addr = laddr + off;
+		sge[i].length = len;
+		sge[i].lkey = r->lkey;
+		wr[i].wr.sg_list = &sge[i];
+		wr[i].wr.num_sge = 1;
+		wr[i].wr.opcode = r->op;
+		wr[i].remote_addr = raddr + off;
+		wr[i].rkey = r->rkey;
+		if (i + 1 < r->nr_wrs)
+			wr[i].wr.next = &wr[i + 1].wr;
+	}
+	/* The last one, completing after the others, covers them. */
+	wr[i - 1].wr.wr_cqe = &sl->cqe;
+	wr[i - 1].wr.send_flags = IB_SEND_SIGNALED;
+}
+
 static int kv_post(struct kv_run *r, struct kv_slot *sl)
 {
-	struct ib_sge sge = {
-		.addr = r->a.buf.dma[sl->idx / r->a.buf.per_chunk] +
-			(sl->idx % r->a.buf.per_chunk) * r->size,
-		.length = r->size,
-		.lkey = r->lkey,
-	};
-	struct ib_rdma_wr wr = {
-		.wr.wr_cqe = &sl->cqe,
-		.wr.sg_list = &sge,
-		.wr.num_sge = 1,
-		.wr.opcode = r->op,
-		.wr.send_flags = IB_SEND_SIGNALED,
-		.remote_addr = r->raddr + kv_slot_off(&r->p.buf, r, sl->idx),
-		.rkey = r->rkey,
-	};
-
 	sl->posted = ktime_get_ns();
-	return ib_post_send(r->a.id->qp, &wr.wr, NULL);
+	return ib_post_send(r->a.id->qp, &sl->wr[0].wr, NULL);
 }
 
 /*
@@ -453,6 +477,8 @@ static void kv_teardown(struct kv_run *r)
 	kfree(r->info);
 	kfree(r->rinfo);
 	kfree(r->slots);
+	kfree(r->wrs);
+	kfree(r->sges);
 }
 
 /* The passive side: its QP and buffer, then accept. */
@@ -552,7 +578,8 @@ static int kv_active_init(struct kv_run *r, const char **why)
 	};
 	int ret;
 
-	ret = kv_side_init(r, a, r->poll, r->depth + 4, r->depth + 2, why);
+	ret = kv_side_init(r, a, r->poll, r->depth + 4,
+			   r->depth * r->nr_wrs + 2, why);
 	if (ret)
 		return ret;
 	/* iWARP: the sink of an RDMA READ is an MR with remote write access. */
@@ -648,7 +675,8 @@ static int kv_connect(struct kv_run *r, const char **why)
 		return ret;
 
 	dev = r->a.id->device;
-	r->rd_atom = min_t(u32, r->depth, dev->attrs.max_qp_init_rd_atom);
+	r->rd_atom = min_t(u32, r->depth * r->nr_wrs,
+			  dev->attrs.max_qp_init_rd_atom);
 	cp.initiator_depth = r->rd_atom;
 	cp.responder_resources = 0;
 	cp.flow_control = 1;
@@ -707,14 +735,21 @@ static int kv_measure(struct kv_run *r, const char **why)
 	int ret;
 
 	r->slots = kcalloc(r->depth, sizeof(*r->slots), GFP_KERNEL);
-	if (!r->slots)
+	r->wrs = kcalloc(r->depth * r->nr_wrs, sizeof(*r->wrs), GFP_KERNEL);
+	r->sges = kcalloc(r->depth * r->nr_wrs, sizeof(*r->sges), GFP_KERNEL);
+	if (!r->slots || !r->wrs || !r->sges)
 		return -ENOMEM;
+	for (i = 0; i < r->depth; i++) {
+		r->slots[i].idx = i;
+		r->slots[i].cqe.done = kv_op_done;
+		r->slots[i].wr = &r->wrs[i * r->nr_wrs];
+		r->slots[i].sge = &r->sges[i * r->nr_wrs];
+		kv_slot_init(r, &r->slots[i]);
+	}
 	atomic_set(&r->inflight, r->depth);
 	t0 = ktime_get_ns();
 	r->t_end = t0 + (u64)r->ms * NSEC_PER_MSEC;
 	for (i = 0; i < r->depth; i++) {
-		r->slots[i].idx = i;
-		r->slots[i].cqe.done = kv_op_done;
 		ret = kv_post(r, &r->slots[i]);
 		if (ret) {
 			*why = "posting an operation failed";
@@ -767,6 +802,9 @@ static int kv_parse(struct kv_run *r, char *cmd, const char **why)
 		} else if (!strcmp(tok, "size")) {
 			if (kstrtou32(val, 0, &r->size))
 				goto bad;
+		} else if (!strcmp(tok, "wr")) {
+			if (kstrtou32(val, 0, &r->wr_bytes))
+				goto bad;
 		} else if (!strcmp(tok, "depth")) {
 			if (kstrtou32(val, 0, &r->depth))
 				goto bad;
@@ -795,6 +833,13 @@ static int kv_parse(struct kv_run *r, char *cmd, const char **why)
 	if (!r->size || r->size > KV_MAX_CHUNK || !r->depth ||
 	    r->depth > KV_MAX_DEPTH || r->ms < 100 || r->ms > KV_MAX_MS) {
 		*why = "size 1..4M, depth 1..1024, ms 100..60000";
+		return -EINVAL;
+	}
+	if (!r->wr_bytes || r->wr_bytes > r->size)
+		r->wr_bytes = r->size;
+	r->nr_wrs = DIV_ROUND_UP(r->size, r->wr_bytes);
+	if (r->nr_wrs > KV_MAX_WRS) {
+		*why = "wr: at most 64 work requests an operation";
 		return -EINVAL;
 	}
 	r->port = port;
@@ -855,9 +900,9 @@ static ssize_t kv_run_write(struct file *file, const char __user *ubuf,
 	if (ret)
 		kv_set_result("error=%d why=\"%s\"\n", ret, why);
 	else
-		kv_set_result("op=%s size=%u depth=%u ms=%u ops=%llu ns=%llu bytes=%llu lat_ns_sum=%llu rd_atom=%u poll=%s client_dev=%s target_dev=%s\n",
+		kv_set_result("op=%s size=%u wr=%u depth=%u ms=%u ops=%llu ns=%llu bytes=%llu lat_ns_sum=%llu rd_atom=%u poll=%s client_dev=%s target_dev=%s\n",
 			      r->op == IB_WR_RDMA_READ ? "read" : "write",
-			      r->size, r->depth, r->ms, r->ops, ns,
+			      r->size, r->wr_bytes, r->depth, r->ms, r->ops, ns,
 			      r->ops * r->size, r->lat_sum, r->rd_atom,
 			      r->poll == IB_POLL_SOFTIRQ ? "softirq" : "workqueue",
 			      dev_name(&r->a.id->device->dev),
