@@ -113,9 +113,10 @@ int rmbd_c_first_device(struct rmbd_c_leg *leg, struct ib_device *ibdev,
 			u32 port, const char **why)
 {
 	struct ib_device_attr *attrs = &ibdev->attrs;
+	unsigned int depth = leg->dev->queue_depth;
 	bool iwarp = rdma_protocol_iwarp(ibdev, port);
-	unsigned int wr, rd, req_wrs, seg;
-	int mr_pages;
+	unsigned int wr, rd, req_wrs, seg, cap;
+	int mr_pages, room;
 
 	mr_pages = rmbd_c_read_sink(ibdev, iwarp, why);
 	if (mr_pages < 0)
@@ -161,23 +162,37 @@ int rmbd_c_first_device(struct rmbd_c_leg *leg, struct ib_device *ibdev,
 		leg->rd_sges = rd;
 		leg->read_mr = mr_pages > 0;
 		leg->mr_pages = mr_pages;
-		leg->max_segs = min(RMBD_C_MAX_SEGS, RMBD_C_MAX_REQ_WRS * wr);
-		if (!mr_pages)
-			leg->max_segs = min(leg->max_segs,
-					    RMBD_C_MAX_REQ_WRS * rd);
+		/*
+		 * Work requests a request may take: as many as the queue
+		 * depth leaves room for in the send queue and CQ (those of
+		 * a NIC are large; a small one gets smaller requests, not a
+		 * failed connect), RMBD_C_MAX_REQ_WRS at most, and on iWARP
+		 * one of them a write's flush (rmbd_c_init_flush()).
+		 */
+		room = min(attrs->max_qp_wr - 1, attrs->max_cqe - 2);
+		cap = room > 0 ? min_t(unsigned int, RMBD_C_MAX_REQ_WRS,
+				       room / depth) : 0;
+		if (iwarp && cap)
+			cap--;
 		/*
 		 * At least two: a discard across a slab boundary; three for
 		 * a registered READ (REG_MR, READ, LOCAL_INV).
 		 */
-		req_wrs = DIV_ROUND_UP(leg->max_segs, mr_pages ? wr : rd);
-		leg->req_wrs = max(mr_pages ? 3U : 2U, req_wrs);
-		/* and on iWARP a write's flush (rmbd_c_init_flush()) */
-		if (leg->signal_each)
-			leg->req_wrs++;
+		req_wrs = mr_pages ? 3 : 2;
+		if (cap < req_wrs) {
+			*why = "queue depth exceeds what the RDMA device supports";
+			return -EINVAL;
+		}
+		leg->max_segs = min(RMBD_C_MAX_SEGS, cap * wr);
+		if (!mr_pages)
+			leg->max_segs = min(leg->max_segs, cap * rd);
+		req_wrs = max(req_wrs, DIV_ROUND_UP(leg->max_segs,
+						    mr_pages ? wr : rd));
+		leg->req_wrs = req_wrs + (iwarp ? 1 : 0);
 	}
 	/* An I/O queue's send queue and CQ (rmbd_c_create_qp()) */
-	if (leg->dev->queue_depth * leg->req_wrs + 1 > attrs->max_qp_wr ||
-	    leg->dev->queue_depth * leg->req_wrs + 2 > attrs->max_cqe) {
+	if ((u64)depth * leg->req_wrs + 1 > attrs->max_qp_wr ||
+	    (u64)depth * leg->req_wrs + 2 > attrs->max_cqe) {
 		*why = "queue depth exceeds what the RDMA device supports";
 		return -EINVAL;
 	}
