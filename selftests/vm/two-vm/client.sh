@@ -59,9 +59,11 @@ step_ok() {	# DETAIL
 	echo "ok $step # $1, $(( $(date +%s) - step_t0 )) s" >> "$tv_out/steps"
 	step=
 }
-# lib.sh's fail, reporting the step it ends too.
+# lib.sh's fail, reporting the step it ends too, and what the kernel
+# said last of rmbd (the host's log keeps only the client's output).
 fail() {
 	printf 'FAIL: %s\n' "$*" >&2
+	dmesg | grep -a rmbd | tail -n 12 | sed 's/^/  kernel: /' >&2
 	if [[ -n $step ]]; then
 		echo "not ok $step # $*" >> "$tv_out/steps"
 		step=
