@@ -121,6 +121,7 @@ struct rmbd_c_queue {
 	struct work_struct	post_work;
 	bool			handoff;
 	unsigned int		streak;
+	unsigned long		handoff_at;	/* jiffies of the last one */
 	/* READ sinks, one per request, when leg->read_mr (iWARP) */
 	struct list_head	read_mrs;
 	int			cm_error;
@@ -340,6 +341,8 @@ struct rmbd_c_leg {
 	unsigned long		down_since;
 	/* When its session last came up (jiffies) */
 	unsigned long		up_since;
+	/* Since when its reconnect waits for the port (RMBD_C_LEG_PORT_WAIT) */
+	unsigned long		port_wait_since;
 	/* RMBD_OP_KEEPALIVE every @ka_interval jiffies; 0: the target wants none */
 	struct delayed_work	ka_work;
 	unsigned long		ka_interval;
@@ -556,12 +559,13 @@ int rmbd_c_queue_connect(struct rmbd_c_leg *leg, unsigned int idx,
 			 const char **why);
 void rmbd_c_queue_destroy_qp(struct rmbd_c_queue *q);
 void rmbd_c_queue_drain(struct rmbd_c_queue *q);
-unsigned int rmbd_c_post_begin(struct rmbd_c_leg *leg);
-void rmbd_c_post_end(struct rmbd_c_leg *leg, unsigned int noreclaim);
+void rmbd_c_post_begin(struct rmbd_c_leg *leg);
+void rmbd_c_post_end(struct rmbd_c_leg *leg);
 void rmbd_c_read_write_done(struct ib_cq *cq, struct ib_wc *wc);
 void rmbd_c_part_done(struct ib_cq *cq, struct ib_wc *wc);
 void rmbd_c_post_batch(struct rmbd_c_queue *q);
 void rmbd_c_queue_commit(struct rmbd_c_queue *q);
+bool rmbd_c_queue_post_stuck(struct rmbd_c_queue *q);
 void rmbd_c_post_work(struct work_struct *work);
 int rmbd_c_poll_cq(struct rmbd_c_queue *q);
 blk_status_t rmbd_c_io_prep(struct rmbd_c_queue *q, struct rmbd_c_io *io,

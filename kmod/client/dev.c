@@ -263,6 +263,7 @@ static enum blk_eh_timer_return rmbd_c_timeout(struct request *rq)
 	struct rmbd_c_req *req = blk_mq_rq_to_pdu(rq);
 	struct rmbd_c_dev *dev = rq->q->queuedata;
 	unsigned int i;
+	bool stuck;
 
 	/* On a poll queue nobody may be polling: look before failing. */
 	for (i = 0; i < req->nr_io; i++) {
@@ -271,6 +272,18 @@ static enum blk_eh_timer_return rmbd_c_timeout(struct request *rq)
 		rmbd_c_poll_cq(req->io[i]->queue);
 		if (blk_mq_rq_state(rq) != MQ_RQ_IN_FLIGHT)
 			return BLK_EH_DONE;
+	}
+
+	/* Never posted: its worker did not run (rmbd_c_queue_commit()). */
+	stuck = false;
+	for (i = 0; i < req->nr_io; i++)
+		if (!READ_ONCE(req->io[i]->done) &&
+		    rmbd_c_queue_post_stuck(req->io[i]->queue))
+			stuck = true;
+	if (stuck) {
+		pr_warn_ratelimited("rmbd%d: I/O waited for a CPU to post it; posting inline\n",
+				    dev->index);
+		return BLK_EH_RESET_TIMER;
 	}
 
 	atomic64_inc(&rmbd_c_rq_stats(rq)->timeouts);

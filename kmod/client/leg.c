@@ -26,8 +26,9 @@
 /* Bounds of the keepalive interval, whatever the target announces. */
 #define RMBD_C_KA_MIN_MS	100
 #define RMBD_C_KA_MAX_MS	60000
-/* How often a reconnect that waits for its port looks again, at most */
+/* How often a reconnect that waits for its port looks again at first */
 #define RMBD_C_PORT_POLL	(HZ / 10)
+#define RMBD_C_PORT_POLL_FOR	(10 * HZ)
 /* Largest discard or write zeroes one work request carries. */
 #define RMBD_C_ZERO_MAX		(2U << 20)
 
@@ -290,7 +291,6 @@ static int rmbd_c_admin_xfer(struct rmbd_c_leg *leg, u16 opcode, size_t len,
 	struct ib_recv_wr rwr = {
 		.wr_cqe = &leg->recv_cqe, .sg_list = &rsge, .num_sge = 1,
 	};
-	unsigned int noreclaim;
 	int ret;
 
 	hdr->opcode = cpu_to_le16(opcode);
@@ -307,9 +307,9 @@ static int rmbd_c_admin_xfer(struct rmbd_c_leg *leg, u16 opcode, size_t len,
 		*why = "cannot post a receive on the admin queue";
 		return ret;
 	}
-	noreclaim = rmbd_c_post_begin(leg);
+	rmbd_c_post_begin(leg);
 	ret = ib_post_send(qp, &swr, NULL);
-	rmbd_c_post_end(leg, noreclaim);
+	rmbd_c_post_end(leg);
 	if (ret) {
 		*why = "cannot post a request on the admin queue";
 		return ret;
@@ -1387,14 +1387,20 @@ void rmbd_c_reconnect_work(struct work_struct *work)
 	/* The old session says goodbye first, once its port is back. */
 	if (leg->ibdev && !rmbd_c_leg_port_active(leg)) {
 		/* Once a loss: a mirror's leg may wait for days. */
-		if (!test_and_set_bit(RMBD_C_LEG_PORT_WAIT, &leg->flags))
+		if (!test_and_set_bit(RMBD_C_LEG_PORT_WAIT, &leg->flags)) {
 			pr_info("rmbd%d: waiting for port %u of %s to come back\n",
 				dev->index, leg->queues[0].cm_id->port_num,
 				dev_name(&leg->ibdev->dev));
-		/* A port costs nothing to look at: soon after it is back */
+			leg->port_wait_since = jiffies;
+		}
+		/*
+		 * A link that flapped is back soon: look often for a while,
+		 * then at the reconnect delay.
+		 */
 		queue_delayed_work(rmbd_c_wq, &leg->reconnect_work,
-				   min_t(unsigned long, dev->reconnect_delay * HZ,
-					 RMBD_C_PORT_POLL));
+				   time_before(jiffies, leg->port_wait_since +
+					       RMBD_C_PORT_POLL_FOR) ?
+				   RMBD_C_PORT_POLL : dev->reconnect_delay * HZ);
 		goto out;
 	}
 	clear_bit(RMBD_C_LEG_PORT_WAIT, &leg->flags);

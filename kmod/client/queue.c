@@ -339,8 +339,8 @@ static void rmbd_c_queue_stop_polling(struct rmbd_c_queue *q)
 void rmbd_c_queue_destroy_qp(struct rmbd_c_queue *q)
 {
 	if (test_bit(RMBD_C_Q_ALLOCATED, &q->flags)) {
-		/* Nothing can queue it now; the drain flushed it already. */
-		flush_work(&q->post_work);
+		/* Nothing can queue it now; the drain posted what it held. */
+		cancel_work_sync(&q->post_work);
 		rmbd_c_queue_stop_polling(q);
 		clear_bit(RMBD_C_Q_ALLOCATED, &q->flags);
 		/* Every request is done: each gave its region back. */
@@ -359,34 +359,24 @@ void rmbd_c_queue_destroy_qp(struct rmbd_c_queue *q)
  * of waking ksoftirqd, a thread that waits its turn behind the submitter
  * on this CPU.  For a NIC, which rings a doorbell, it costs nothing.
  *
- * PF_MEMALLOC set, as nbd sends: the I/O may be what frees memory
- * (swap-out, writeback), and such a provider allocates a packet per
- * segment with GFP_ATOMIC, failing the work request (and with it the
- * session) when it cannot.  In a softirq run by a PF_MEMALLOC task those
- * allocations may use the emergency reserves.  So the flag is restored
- * only after local_bh_enable(), where that softirq runs.
+ * Not with PF_MEMALLOC, as nbd sends: rxe allocates its packets in its
+ * tasklets, and the softirq that runs them masks that flag; siw sends
+ * from threads of its own.  Their GFP_ATOMIC allocations have the atomic
+ * reserves only (vm.min_free_kbytes; design.rst).
  *
  * Only for a soft provider (@leg->soft_post): a NIC posts by ringing a
- * doorbell, and the softirqs that would run here are other drivers'
- * (network receive, block completions), which must not get the reserves.
+ * doorbell.
  */
-unsigned int rmbd_c_post_begin(struct rmbd_c_leg *leg)
+void rmbd_c_post_begin(struct rmbd_c_leg *leg)
 {
-	unsigned int noreclaim;
-
-	if (!leg->soft_post)
-		return 0;
-	noreclaim = memalloc_noreclaim_save();
-	local_bh_disable();
-	return noreclaim;
+	if (leg->soft_post)
+		local_bh_disable();
 }
 
-void rmbd_c_post_end(struct rmbd_c_leg *leg, unsigned int noreclaim)
+void rmbd_c_post_end(struct rmbd_c_leg *leg)
 {
-	if (!leg->soft_post)
-		return;
-	local_bh_enable();
-	memalloc_noreclaim_restore(noreclaim);
+	if (leg->soft_post)
+		local_bh_enable();
 }
 
 static void rmbd_c_io_done(struct rmbd_c_leg *leg, struct rmbd_c_io *io);
@@ -420,8 +410,13 @@ static void rmbd_c_queue_sweep(struct rmbd_c_queue *q)
 /* Drain @q, whose QP is allocated, and complete what it leaves. */
 void rmbd_c_queue_drain(struct rmbd_c_queue *q)
 {
-	/* What was handed to another CPU is posted, as it would be inline. */
-	flush_work(&q->post_work);
+	/*
+	 * What was handed to another CPU is posted here, as it would have
+	 * been inline (into the failed queue pair, which flushes it): not
+	 * waited for, as that CPU may not run its worker for long.
+	 */
+	cancel_work_sync(&q->post_work);
+	rmbd_c_post_batch(q);
 	/* On a poll queue the drain reaps the CQ itself. */
 	rmbd_c_queue_stop_polling(q);
 	ib_drain_qp(q->cm_id->qp);
@@ -580,20 +575,18 @@ static bool rmbd_c_io_has_wr(const struct rmbd_c_io *io,
  * The last one is signaled and covers the others.  Requests that could
  * not be posted complete with an error, and the queue pair is failed so
  * that those posted before them complete too.  Posts between
- * rmbd_c_post_begin() and rmbd_c_post_end(): with bottom halves off and
- * PF_MEMALLOC set.
+ * rmbd_c_post_begin() and rmbd_c_post_end(): with bottom halves off.
  */
 void rmbd_c_post_batch(struct rmbd_c_queue *q)
 {
 	const struct ib_send_wr *bad_wr = NULL;
 	struct rmbd_c_io *r, *last, *tmp;
-	unsigned int noreclaim;
 	unsigned long flags;
 	LIST_HEAD(failed);
 	bool hit = false;
 	int ret;
 
-	noreclaim = rmbd_c_post_begin(q->leg);
+	rmbd_c_post_begin(q->leg);
 	spin_lock_irqsave(&q->lock, flags);
 	if (list_empty(&q->batch)) {
 		spin_unlock_irqrestore(&q->lock, flags);
@@ -640,7 +633,7 @@ void rmbd_c_post_batch(struct rmbd_c_queue *q)
 		}
 	}
 out:
-	rmbd_c_post_end(q->leg, noreclaim);
+	rmbd_c_post_end(q->leg);
 }
 
 void rmbd_c_post_work(struct work_struct *work)
@@ -655,6 +648,12 @@ void rmbd_c_post_work(struct work_struct *work)
  */
 #define RMBD_C_IDLE_COMMITS	4
 #define RMBD_C_PROBE_COMMITS	256
+/*
+ * A hand-off still waiting this long for its worker (that CPU busy with
+ * something it will not leave, an isolated CPU) is posted inline by the
+ * next commit, which goes back to posting inline.
+ */
+#define RMBD_C_HANDOFF_WAIT	(HZ / 10)
 
 /**
  * rmbd_c_queue_commit() - post the batch queued on @q, here or elsewhere
@@ -699,7 +698,11 @@ void rmbd_c_queue_commit(struct rmbd_c_queue *q)
 		spin_unlock_irqrestore(&q->lock, flags);
 		return;
 	}
-	if (q->handoff) {
+	if (q->handoff && work_pending(&q->post_work) &&
+	    time_after(jiffies, READ_ONCE(q->handoff_at) + RMBD_C_HANDOFF_WAIT)) {
+		q->handoff = false;
+		q->streak = 0;
+	} else if (q->handoff) {
 		idle = list_empty(&q->posted) && list_is_singular(&q->batch) &&
 		       !work_pending(&q->post_work);
 		q->streak = idle ? q->streak + 1 : 0;
@@ -721,7 +724,33 @@ void rmbd_c_queue_commit(struct rmbd_c_queue *q)
 	cpu = cpumask_next(raw_smp_processor_id(), cpu_online_mask);
 	if (cpu >= nr_cpu_ids)
 		cpu = cpumask_first(cpu_online_mask);
-	queue_work_on(cpu, rmbd_c_post_wq, &q->post_work);
+	if (queue_work_on(cpu, rmbd_c_post_wq, &q->post_work))
+		WRITE_ONCE(q->handoff_at, jiffies);
+}
+
+/**
+ * rmbd_c_queue_post_stuck() - post what waits on @q for a worker that never ran
+ * @q: an I/O queue
+ *
+ * For a request that timed out: requests handed to another CPU
+ * (rmbd_c_queue_commit()) whose worker did not run are posted here, and
+ * the queue posts inline from now on.  Return: whether there were any.
+ */
+bool rmbd_c_queue_post_stuck(struct rmbd_c_queue *q)
+{
+	unsigned long flags;
+	bool stuck;
+
+	spin_lock_irqsave(&q->lock, flags);
+	stuck = !list_empty(&q->batch);
+	if (stuck) {
+		q->handoff = false;
+		q->streak = 0;
+	}
+	spin_unlock_irqrestore(&q->lock, flags);
+	if (stuck)
+		rmbd_c_post_batch(q);
+	return stuck;
 }
 
 /* DMA-map the request's pages into io->sge; returns how many or 0. */

@@ -513,6 +513,7 @@ static int rmbd_t_handle_map_range(struct rmbd_t_session *sess,
 	u32 first = le32_to_cpu(req->first);
 	u32 count = le32_to_cpu(req->count);
 	u64 addr = 0, slab_size;
+	unsigned long start;
 	struct ib_mr *mr;
 	u32 i;
 	int ret;
@@ -526,10 +527,20 @@ static int rmbd_t_handle_map_range(struct rmbd_t_session *sess,
 	    count > sess->export->nr_slabs - first)
 		return -ERANGE;
 	slab_size = sess->export->slab_size;
+	start = jiffies;
 	for (i = 0; i < count; i++) {
+		/*
+		 * Within a second (a device that registers slowly): the
+		 * client waits for the reply as long as for any other.
+		 */
+		if (i && time_after(jiffies, start + HZ))
+			break;
 		mr = rmbd_t_slab_mr(sess, first + i);
 		if (IS_ERR(mr)) {
 			if (!i)
+				return PTR_ERR(mr);
+			/* Not worth a reply when the session is ending */
+			if (test_bit(RMBD_T_SESS_RELEASING, &sess->flags))
 				return PTR_ERR(mr);
 			break;
 		}
