@@ -482,11 +482,18 @@ bool rmbd_c_write_enter(struct rmbd_c_dev *dev, struct request *rq)
 	struct rmbd_c_req *req = blk_mq_rq_to_pdu(rq);
 	u64 pos = (u64)blk_rq_pos(rq) << SECTOR_SHIFT;
 	unsigned long r, first, last;
+	struct bio *resync_bio;
 	int held;
 
 	req->wr_regions = 0;
-	/* The resync's own write: it holds the barrier for it. */
-	if (rq->bio && rq->bio == READ_ONCE(dev->resync_bio))
+	/*
+	 * The resync's own write: it holds the barrier for it.  Split (its
+	 * disk's max_sectors_kb lowered meanwhile), the front part is a bio
+	 * chained to it, which has the resync's bio as its bi_private.
+	 */
+	resync_bio = READ_ONCE(dev->resync_bio);
+	if (rq->bio && resync_bio &&
+	    (rq->bio == resync_bio || rq->bio->bi_private == resync_bio))
 		return false;
 	first = pos >> dev->region_shift;
 	last = (pos + max(blk_rq_bytes(rq), 1U) - 1) >> dev->region_shift;
@@ -531,7 +538,8 @@ void rmbd_c_write_exit(struct rmbd_c_dev *dev, struct rmbd_c_req *req)
 /*
  * Bytes the resync reads and writes at once: what one request takes
  * without a split (rmbd_c_write_enter() knows the resync's request by its
- * bio), at most a region and the buffer.
+ * bio, and the parts of one split anyway), at most a region and the
+ * buffer.
  */
 static unsigned int rmbd_c_resync_chunk(struct rmbd_c_dev *dev)
 {
@@ -539,7 +547,7 @@ static unsigned int rmbd_c_resync_chunk(struct rmbd_c_dev *dev)
 	u64 len = 1ULL << dev->region_shift;
 
 	len = min_t(u64, len, (u64)RMBD_C_RESYNC_PAGES << PAGE_SHIFT);
-	len = min_t(u64, len, (u64)queue_max_hw_sectors(q) << SECTOR_SHIFT);
+	len = min_t(u64, len, (u64)queue_max_sectors(q) << SECTOR_SHIFT);
 	len = min_t(u64, len, (u64)queue_max_segments(q) << PAGE_SHIFT);
 	if (q->limits.chunk_sectors)
 		len = min_t(u64, len,

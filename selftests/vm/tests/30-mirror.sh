@@ -16,7 +16,8 @@
 # leg whose export is deleted fails for good and the device stays live;
 # dev replace puts a new export in its place (refused for one too small,
 # the other leg's, or when no other copy is in sync), the whole device is
-# copied to it under fio, and it holds what the survivor holds; a replace
+# copied to it under fio (in requests smaller than the resync's own
+# reads and writes), and it holds what the survivor holds; a replace
 # of the first leg keeps the device's by-id name.  A mirror
 # of a blank export and one that holds data copies that data to the
 # blank one (initial sync); two blank ones, or two written ones, are
@@ -296,8 +297,19 @@ rmbd_fails "the leg in sync" dev replace "$dev" leg 0 with addr "$addr2" export 
 	fail "replace of the only leg in sync: '$RMBD_ERR'"
 [[ $(rmbd_cli -j export show small | jq '.[0].sessions') == 0 ]] ||
 	fail "a refused replace left a session on export small"
+echo 16 > "$resync_rate"
+kmsg0=$(dmesg | wc -l)
 t0=$(usec)
 rmbd_ok dev replace "$dev" leg 1 with addr "$addr2" export m2 > /dev/null
+# Requests of at most 256 KiB from now on, less than the resync, under
+# way, copies at once: its writes are split, and it must still know them
+# as its own.
+until dmesg | tail -n +$(( kmsg0 + 1 )) | grep -q "$dev: leg 1: resync of"; do
+	(( $(usec) - t0 < 10000000 )) || fail "no resync of leg 1 10 s after its replace"
+	sleep 0.1
+done
+echo 256 > "/sys/block/$dev/queue/max_sectors_kb" || fail "cannot set max_sectors_kb"
+echo 0 > "$resync_rate"
 log "leg 1 replaced by m2 in $(( ($(usec) - t0) / 1000 )) ms: $(dev_jq "$dev" '.legs[1] | "\(.state), \(.dirty) bytes to copy"')"
 t0=$(usec)
 while leg1=$(dev_jq "$dev" '.legs[1] | "\(.state) \(.export) \(.dirty)"'); [[ $leg1 != "up m2 0" ]]; do
@@ -305,7 +317,7 @@ while leg1=$(dev_jq "$dev" '.legs[1] | "\(.state) \(.export) \(.dirty)"'); [[ $l
 	[[ $(dev_field "$dev" state) == live ]] || fail "the device went $(dev_field "$dev" state) during the rebuild"
 	sleep 0.2
 done
-log "m2 in sync $(( ($(usec) - t0) / 1000 )) ms later: $(dmesg | grep -o 'leg 1 in sync again.*' | tail -n 1)"
+log "m2 in sync $(( ($(usec) - t0) / 1000 )) ms later, with max_sectors_kb 256: $(dmesg | grep -o 'leg 1 in sync again.*' | tail -n 1)"
 sleep 2
 fio_verify_stop "$out"
 [[ $(dev_field "$dev" degraded) == false ]] || fail "rebuilt, the mirror is still degraded"
