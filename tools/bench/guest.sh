@@ -51,8 +51,8 @@ source "$repo/selftests/vm/tests/lib.sh"
 
 size=${RMBD_BENCH_SIZE:-536870912}
 runs=${RMBD_BENCH_RUNS:-3}
-swap_runs=${RMBD_BENCH_SWAP_RUNS:-11}
-runtime=${RMBD_BENCH_RUNTIME:-5}
+swap_runs=${RMBD_BENCH_SWAP_RUNS:-7}
+runtime=${RMBD_BENCH_RUNTIME:-3}
 ramp=${RMBD_BENCH_RAMP:-1}
 queues=${RMBD_BENCH_QUEUES:-}
 depth=${RMBD_BENCH_DEPTH:-}

@@ -62,7 +62,7 @@ POINTS
 
 # The tools that measure the ceiling, and the seconds of one measurement.
 BENCH_CEILING_TOOLS=(perftest kernel)
-BENCH_CEILING_SECONDS=3
+BENCH_CEILING_SECONDS=2
 
 # bench_ceiling_points JOB...: the points of the ceiling of the JOBs, one
 # line each: NAME OP SIZE DEPTH JOB.

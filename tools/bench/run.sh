@@ -18,9 +18,9 @@
 #                       "swap" is the swap job, the others are fio's)
 #   RMBD_BENCH_RUNS     runs of each fio job on each system (default 3; the table
 #                       shows the median)
-#   RMBD_BENCH_SWAP_RUNS  runs of the swap job on each system (default 11:
+#   RMBD_BENCH_SWAP_RUNS  runs of the swap job on each system (default 7:
 #                       a run is one pass of one program, a few seconds)
-#   RMBD_BENCH_RUNTIME  seconds measured per run (default 5)
+#   RMBD_BENCH_RUNTIME  seconds measured per run (default 3)
 #   RMBD_BENCH_LOSS     loss_timeout of the rmbd devices of the systems of
 #                       two copies, in s (default 10; the failover job runs
 #                       8 s longer)
@@ -56,7 +56,7 @@
 #   RMBD_BENCH_CEILING  1 (default): measure the raw RDMA ceiling of the
 #                       selected jobs first (perftest, and kernel verbs
 #                       with tools/bench/kverbs, built here when needed),
-#                       RMBD_BENCH_RUNS times 3 s per point and tool;
+#                       RMBD_BENCH_RUNS times 2 s per point and tool;
 #                       0: do not
 #   RMBD_BENCH_OUT      output directory (default selftests/results/bench)
 #   RMBD_VM_MEM         guest memory (default: 1 GiB plus one device per
@@ -101,8 +101,8 @@ posint() {	# NAME VALUE
 	[[ $2 =~ ^[1-9][0-9]*$ ]] || die "$1 must be a positive integer, not '$2'" 2
 }
 runs=${RMBD_BENCH_RUNS:-3};       posint RMBD_BENCH_RUNS "$runs"
-swap_runs=${RMBD_BENCH_SWAP_RUNS:-11}; posint RMBD_BENCH_SWAP_RUNS "$swap_runs"
-runtime=${RMBD_BENCH_RUNTIME:-5}; posint RMBD_BENCH_RUNTIME "$runtime"
+swap_runs=${RMBD_BENCH_SWAP_RUNS:-7}; posint RMBD_BENCH_SWAP_RUNS "$swap_runs"
+runtime=${RMBD_BENCH_RUNTIME:-3}; posint RMBD_BENCH_RUNTIME "$runtime"
 ramp=${RMBD_BENCH_RAMP:-1}
 [[ $ramp =~ ^[0-9]+$ ]] || die "RMBD_BENCH_RAMP must be a number of seconds" 2
 queues=${RMBD_BENCH_QUEUES:-}; [[ -z $queues ]] || posint RMBD_BENCH_QUEUES "$queues"
