@@ -258,18 +258,22 @@ def ratio($a; $b): if $a == null or $b == null or $b == 0 then null else $a / $b
 	   met: (if $v == null then null elif $op == ">=" then $v >= $t
 		 elif $op == "<=" then $v <= $t elif $op == ">" then $v > $t
 		 else $v < $t end)};
+  # The swap job against both peers at once: its worse time ratio.
+  def swap_target($what; $op; $t):
+	$jr[] | select(.kind == "swap") | . as $j
+	| [$j.ratios["nvme-rdma"].time, $j.ratios.nbd.time] as $v
+	| {target: "\($j.name) \($what)",
+	   job: $j.name, peer: "nvme-rdma,nbd", metric: "time", op: $op, threshold: $t,
+	   value: (if any($v[]; . == null) then null else ($v | max) end),
+	   values: {"nvme-rdma": $v[0], nbd: $v[1]},
+	   met: (if any($v[]; . == null) then null
+		 elif $op == "<" then all($v[]; . < $t) else all($v[]; . <= $t) end)};
   [target("4k randread QD16 IOPS >= 2x nvme-rdma"; "randread-qd16"; "nvme-rdma"; "iops"; ">="; 2),
    target("4k randwrite QD16 IOPS >= 2x nvme-rdma"; "randwrite-qd16"; "nvme-rdma"; "iops"; ">="; 2),
    target("4k randread QD1 mean latency <= 0.6x nvme-rdma"; "randread-qd1"; "nvme-rdma"; "lat_mean"; "<="; 0.6),
    target("1M seq read MB/s >= 1.3x nvme-rdma"; "seqread-1m-qd4"; "nvme-rdma"; "mbps"; ">="; 1.3),
    target("failover: a mirror stalls I/O <= 0.25x md raid1"; "failover"; "md-raid1"; "stall"; "<="; 0.25),
-   ($jr[] | select(.kind == "swap") | . as $j
-    | [$j.ratios["nvme-rdma"].time, $j.ratios.nbd.time] as $v
-    | {target: "\($j.name) job completion time: rmbd ahead of nvme-rdma and nbd",
-       job: $j.name, peer: "nvme-rdma,nbd", metric: "time", op: "<", threshold: 1,
-       value: (if any($v[]; . == null) then null else ($v | max) end),
-       values: {"nvme-rdma": $v[0], nbd: $v[1]},
-       met: (if any($v[]; . == null) then null else all($v[]; . < 1) end)}),
+   swap_target("job completion time: rmbd ahead of nvme-rdma and nbd"; "<"; 1),
    ($jr[] | select(.kind != "swap" and .subject == "rmbd") | . as $j
     | target("\($j.name) IOPS ahead of nbd"; $j.name; "nbd"; "iops"; ">"; 1),
       (select($j.kind == "lat")
@@ -281,13 +285,7 @@ def ratio($a; $b): if $a == null or $b == null or $b == 0 then null else $a / $b
       (select($j.kind == "lat")
        | target("\($j.name) mean latency ahead of nvme-rdma"; $j.name; "nvme-rdma"; "lat_mean"; "<"; 1))
     | .group = "nvme"),
-   ($jr[] | select(.kind == "swap") | . as $j
-    | [$j.ratios["nvme-rdma"].time, $j.ratios.nbd.time] as $v
-    | {target: "\($j.name) job time <= 0.87x of nvme-rdma and of nbd (15 % ahead)",
-       job: $j.name, peer: "nvme-rdma,nbd", metric: "time", op: "<=", threshold: 0.87,
-       value: (if any($v[]; . == null) then null else ($v | max) end),
-       values: {"nvme-rdma": $v[0], nbd: $v[1]},
-       met: (if any($v[]; . == null) then null else all($v[]; . <= 0.87) end)}),
+   swap_target("job time <= 0.87x of nvme-rdma and of nbd (15 % ahead)"; "<="; 0.87),
    ([$jr[] | select(.name == "randread-qd16") | .results.rmbd.iops] | first) as $q16
    | ([$jr[] | select(.name == "randread-qd1") | .results.rmbd.iops] | first) as $q1
    | {target: "4k randread QD16 IOPS >= 1.5x QD1 (rmbd)", job: "randread-qd16",
