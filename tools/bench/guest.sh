@@ -256,10 +256,13 @@ say "device size $(( size >> 20 )) MiB, $runs runs of ${ramp}+${runtime} s per f
 # side on the client's.  For each point of the selected jobs
 # (jobs.sh), RUNS times, the two tools in turns:
 #   perftest  ib_read_bw / ib_write_bw (-t DEPTH, and -o DEPTH for
-#             reads), ib_read_lat for the QD1 point; rdma_cm (-R), the
+#             reads), ib_read_lat for the QD1 points (-e, sleeping on
+#             completion events, for the "wait" one); rdma_cm (-R), the
 #             server pinned to the target end's CPUs as nbd-server
 #   kernel    tools/bench/kverbs (rmbd_kverbs.ko): kernel verbs, no system
-#             call per post, completions in softirq as rmbd's
+#             call per post, completions in softirq as rmbd's; for the
+#             "wait" point posted by this shell's write, which sleeps
+#             until each one completes (wait=1)
 # Each run leaves ceiling/TOOL/POINT.RUN.json ({ops_per_s, mbps, lat_us})
 # or .failed, and the tool's output in .log.
 ceiling=${RMBD_BENCH_CEILING:-1}
@@ -278,16 +281,26 @@ ceil_fail() {	# OUT TOOL WHY
 	return 1
 }
 
-# ceil_perftest OUT OP SIZE DEPTH
+# ceil_perftest OUT OP SIZE DEPTH POST
 ceil_perftest() {
-	local out=$1 op=$2 sz=$3 qd=$4 prog args=() srv=() spid rc=0 k line
+	local out=$1 op=$2 sz=$3 qd=$4 post=$5 prog args=() srv=() spid rc=0 k line
 	if [[ $op == read && $qd == 1 ]]; then
 		prog=ib_read_lat args=(-s "$sz")
+		[[ $post == wait ]] && args+=(-e)
+	elif [[ $post == wait ]]; then
+		ceil_fail "$out" perftest "no perftest program waits at depth $qd"
+		return 1
 	else
 		prog=ib_${op}_bw args=(-s "$sz" -t "$qd")
 		[[ $op == read ]] && args+=(-o "$qd")
 	fi
-	args+=(-R -D "$ceil_s" -F -p "$perftest_port")
+	# It has no duration mode with events: a count of about the seconds.
+	if [[ $post == wait ]]; then
+		args+=(-n $(( ceil_s * 2000 )))
+	else
+		args+=(-D "$ceil_s")
+	fi
+	args+=(-R -F -p "$perftest_port")
 	[[ $net == two ]] && srv=(taskset "$rps_target")
 	rm -f "$out.json" "$out.failed"
 	# Line-buffered: its banner says when it is about to listen.
@@ -313,13 +326,14 @@ ceil_perftest() {
 	(( rc == 0 )) ||
 		{ ceil_fail "$out" perftest "$prog exit $rc: $(grep -v '^[ -]*$' "$out.log" | tail -n 3 | tr '\n' ' ' | cut -c1-300)"; return 1; }
 	# The line after the header: #bytes #iterations then the figures;
-	# the latency test's t_avg[usec] (and tps average with -D), the
+	# the latency test's t_avg[usec] (and tps average with -D; with -n
+	# t_stdev and percentiles), the
 	# bandwidth tests' BW peak, BW average[MB/sec] (MiB/s), MsgRate[Mpps].
 	line=$(awk '/#bytes/ { h = $0; next } h && $1 ~ /^[0-9]+$/ { print h; print; exit }' "$out.log")
 	[[ -n $line ]] || { ceil_fail "$out" perftest "$prog printed no result line"; return 1; }
 	awk -v sz="$sz" -v lat="$([[ $prog == *_lat ]] && echo 1 || echo 0)" '
-		NR == 1 { for (i = 1; i <= NF; i++) if ($i ~ /^t_avg/) a = i; next }
-		lat { ops = ($(a + 1) ~ /^[0-9.]+$/ && $(a + 1) > 0) ? $(a + 1) : 1e6 / $a
+		NR == 1 { for (i = 1; i <= NF; i++) if ($i ~ /^t_avg/) a = i; tps = $(a + 1) ~ /^tps/; next }
+		lat { ops = (tps && $(a + 1) ~ /^[0-9.]+$/ && $(a + 1) > 0) ? $(a + 1) : 1e6 / $a
 		      printf "{\"ops_per_s\": %.1f, \"mbps\": %.3f, \"lat_us\": %.3f}\n", ops, ops * sz / 1e6, $a; exit }
 		{ b = $4 * 1048576
 		  printf "{\"ops_per_s\": %.1f, \"mbps\": %.3f, \"lat_us\": null}\n", b / sz, b / 1e6 }' \
@@ -328,16 +342,17 @@ ceil_perftest() {
 		{ rm -f "$out.json"; ceil_fail "$out" perftest "cannot read $prog's result: $(tail -n 1 <<< "$line")"; return 1; }
 }
 
-# ceil_kernel OUT OP SIZE DEPTH: an operation larger than 128 KiB is
+# ceil_kernel OUT OP SIZE DEPTH POST: an operation larger than 128 KiB is
 # measured as one work request and as a chain of 128 KiB ones (as rmbd
 # posts a large request over rxe's 32 SGEs), and the better one counts.
 ceil_kernel() {
-	local out=$1 o wr best=0 ops
+	local out=$1 o wr best=0 ops wait=0
 	local splits=("$3")
+	[[ $5 == wait ]] && wait=1
 	(( $3 > 131072 )) && splits+=(131072)
 	rm -f "$out.json" "$out.failed" "$out.log"
 	for wr in "${splits[@]}"; do
-		if ! echo "op=$2 size=$3 wr=$wr depth=$4 ms=$(( ceil_s * 1000 )) src=$net_client dst=$RMBD_ADDR port=$kverbs_port" \
+		if ! echo "op=$2 size=$3 wr=$wr depth=$4 wait=$wait ms=$(( ceil_s * 1000 )) src=$net_client dst=$RMBD_ADDR port=$kverbs_port" \
 				> "$kverbs_run" 2>> "$out.log"; then
 			o=$(cat "$kverbs_run" 2> /dev/null)
 			ceil_fail "$out" kernel "wr=$wr: ${o:-$(cat "$out.log")}"
@@ -392,10 +407,10 @@ ceiling_run() {
 	say "ceiling: ${#points[@]} points, $runs runs of $ceil_s s each with ${tools[*]:-nothing}; $ceil_cdev -> $ceil_sdev ($net_client -> $RMBD_ADDR)"
 	for (( r = 1; r <= runs; r++ )); do
 		for p in "${points[@]}"; do
-			read -r pt op sz qd _ <<< "$p"
+			read -r pt op sz qd _ post <<< "$p"
 			for (( i = 0; i < ${#tools[@]}; i++ )); do
 				t=${tools[(i + r - 1) % ${#tools[@]}]}
-				"ceil_$t" "$res/ceiling/$t/$pt.$r" "$op" "$sz" "$qd" &&
+				"ceil_$t" "$res/ceiling/$t/$pt.$r" "$op" "$sz" "$qd" "$post" &&
 					say "ceiling $pt run $r $t: $(jq -r '"\(.ops_per_s | floor) ops/s, \(.mbps * 10 | round / 10) MB/s\(if .lat_us then ", mean \(.lat_us * 10 | round / 10) us" else "" end)"' "$res/ceiling/$t/$pt.$r.json")"
 			done
 		done

@@ -43,20 +43,25 @@ JOBS
 }
 
 # The raw RDMA ceiling (RMBD_BENCH_CEILING, default on): one point a
-# line, the RDMA operation, its size and the number outstanding, and the
-# rmbd job it is the ceiling of.  guest.sh measures each point whose job
+# line, the RDMA operation, its size and the number outstanding, the rmbd
+# job it is the ceiling of, and how the next operation is posted: "poll"
+# by whatever sees a completion, at once (perftest polls its CQ, kverbs
+# reposts from the completion handler), "wait" by a submitter that sleeps
+# until each one completes, as fio does at QD1 without --hipri (perftest
+# ib_read_lat -e, kverbs wait=1).  guest.sh measures each point whose job
 # is selected over the same soft-RoCE path as the systems, with perftest
-# (user-space verbs; ib_read_lat for the QD1 point) and with
+# (user-space verbs; ib_read_lat for the QD1 points) and with
 # tools/bench/kverbs (kernel verbs).
 #
-#   NAME | OP | SIZE | DEPTH | JOB
+#   NAME | OP | SIZE | DEPTH | JOB | POST
 bench_ceiling_table() {
 	cat <<'POINTS'
-read-4k-qd16  | read  | 4096    | 16 | randread-qd16
-write-4k-qd16 | write | 4096    | 16 | randwrite-qd16
-read-4k-qd1   | read  | 4096    | 1  | randread-qd1
-read-1m-qd4   | read  | 1048576 | 4  | seqread-1m-qd4
-write-1m-qd4  | write | 1048576 | 4  | seqwrite-1m-qd4
+read-4k-qd16     | read  | 4096    | 16 | randread-qd16      | poll
+write-4k-qd16    | write | 4096    | 16 | randwrite-qd16     | poll
+read-4k-qd1      | read  | 4096    | 1  | randread-qd1-hipri | poll
+read-4k-qd1-wait | read  | 4096    | 1  | randread-qd1       | wait
+read-1m-qd4      | read  | 1048576 | 4  | seqread-1m-qd4     | poll
+write-1m-qd4     | write | 1048576 | 4  | seqwrite-1m-qd4    | poll
 POINTS
 }
 
@@ -65,12 +70,12 @@ BENCH_CEILING_TOOLS=(perftest kernel)
 BENCH_CEILING_SECONDS=2
 
 # bench_ceiling_points JOB...: the points of the ceiling of the JOBs, one
-# line each: NAME OP SIZE DEPTH JOB.
+# line each: NAME OP SIZE DEPTH JOB POST.
 bench_ceiling_points() {
 	local jobs=" $* "
-	bench_ceiling_table | awk -F' *[|] *' '{print $1, $2, $3, $4, $5}' |
-		while read -r n o s d j; do
-			[[ $jobs == *" $j "* ]] && echo "$n $o $s $d $j"
+	bench_ceiling_table | awk -F' *[|] *' '{print $1, $2, $3, $4, $5, $6}' |
+		while read -r n o s d j w; do
+			[[ $jobs == *" $j "* ]] && echo "$n $o $s $d $j $w"
 		done
 	return 0
 }

@@ -123,7 +123,7 @@ done > "$tmp/systems.jsonl"
 mapfile -t ceil_points < <(bench_ceiling_points "${jobs[@]}")
 [[ $(jq -r '.ceiling // false' "$res/env.json") == true ]] || ceil_points=()
 for p in "${ceil_points[@]}"; do
-	read -r pt op sz qd job <<< "$p"
+	read -r pt op sz qd job post <<< "$p"
 	for t in "${BENCH_CEILING_TOOLS[@]}"; do
 		d=$res/ceiling/$t
 		if [[ -f $d/n-a ]]; then
@@ -145,9 +145,9 @@ for p in "${ceil_points[@]}"; do
 	done
 done > "$tmp/ceiling.jsonl"
 for p in "${ceil_points[@]}"; do
-	read -r pt op sz qd job <<< "$p"
-	jq -nc --arg n "$pt" --arg o "$op" --argjson s "$sz" --argjson d "$qd" --arg j "$job" \
-		'{name: $n, op: $o, size: $s, depth: $d, job: $j}'
+	read -r pt op sz qd job post <<< "$p"
+	jq -nc --arg n "$pt" --arg o "$op" --argjson s "$sz" --argjson d "$qd" --arg j "$job" --arg w "$post" \
+		'{name: $n, op: $o, size: $s, depth: $d, job: $j, post: $w}'
 done > "$tmp/points.jsonl"
 tools_json=$(printf '%s\n' "${BENCH_CEILING_TOOLS[@]}" | jq -R . | jq -sc .)
 
@@ -507,9 +507,10 @@ def header($who):
    | "",
      "raw RDMA ceiling: RDMA READ/WRITE over the same soft-RoCE path, \($b.ceiling.seconds) s a measurement, median of \($b.ceiling.runs) runs;",
      "perftest: user-space verbs (a system call a post on rxe; ib_read_lat at QD1); kernel: kernel verbs (tools/bench/kverbs; above 128 KiB the better of 1 WR and 128 KiB WRs);",
+     "-wait: the next operation posted by a submitter that sleeps until each completes (ib_read_lat -e, kverbs wait=1), as fio at QD1 without --hipri; the others post at once from the completion;",
      "ops/s, MB/s and mean latency in us; used: the higher, the ceiling of rmbd/ceil (rmbd IOPS / ceiling ops/s; QD1: mean x)",
      "",
-     ("point" | rpad(14)) + ("rmbd job" | rpad(16)) + ("perftest" | lpad(9)) + ("MB/s" | lpad(8)) + ("mean" | lpad(8))
+     ("point" | rpad(17)) + ("rmbd job" | rpad(19)) + ("perftest" | lpad(9)) + ("MB/s" | lpad(8)) + ("mean" | lpad(8))
 	+ ("kernel" | lpad(9)) + ("MB/s" | lpad(8)) + ("mean" | lpad(8)) + ("used" | lpad(10)) + ("rmbd/ceil" | lpad(11)),
      ($b.ceiling.points[] as $p
       | def fig($t): $p.tools[$t] as $r
@@ -517,7 +518,7 @@ def header($who):
 	      ($r.ops_per_s | fmt(0) | lpad(9)) + ($r.mbps | fmt(1) | lpad(8)) + ($r.lat_us | fmt(1) | lpad(8))
 	    elif $r.status == "failed" then ("FAILED" | lpad(9)) + (" " * 16)
 	    else ("n/a" | lpad(9)) + (" " * 16) end;
-	($p.name | rpad(14)) + ($p.job | rpad(16)) + fig("perftest") + fig("kernel")
+	($p.name | rpad(17)) + ($p.job | rpad(19)) + fig("perftest") + fig("kernel")
 	+ ($p.used // "-" | lpad(10))
 	+ ($p.of_ceiling.iops | fmt(2) | lpad(11))
 	+ (if $p.depth == 1 and $p.of_ceiling != null then " (mean \($p.of_ceiling.lat_mean | x))" else "" end)),

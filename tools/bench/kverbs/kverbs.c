@@ -20,7 +20,10 @@
  *
  * Optional: port=N (default 20886), poll=softirq|workqueue (the active
  * side's CQ; softirq as rmbd's I/O queues), wr=BYTES (default SIZE; at
- * most 64 work requests an operation).  The write returns when the
+ * most 64 work requests an operation), wait=1 (depth 1 only: the writing
+ * process posts each operation itself and sleeps until it completes, as
+ * a program that waits for each I/O does, instead of the completion
+ * handler reposting; taskset on the writer then says where it runs).  The write returns when the
  * measurement is over (or fails: a negative errno, and the reason in the
  * result).  The result is one line of key=value pairs: ops, ns (the
  * measured time), bytes, lat_ns_sum (submission to completion, summed
@@ -96,6 +99,7 @@ struct kv_run {
 	u32		depth;
 	u32		ms;
 	u16		port;
+	bool		wait;
 	enum ib_poll_context poll;
 	struct sockaddr_storage src, dst;
 
@@ -128,6 +132,7 @@ struct kv_run {
 	int		wc_err;
 	atomic_t	inflight;
 	struct completion drained;
+	struct completion one;		/* wait=1: the operation completed */
 };
 
 static DEFINE_MUTEX(kv_lock);
@@ -375,6 +380,12 @@ static void kv_op_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct kv_run *r = cq->cq_context;
 	u64 now = ktime_get_ns();
 
+	if (r->wait) {
+		if (wc->status != IB_WC_SUCCESS)
+			r->wc_err = wc->status;
+		complete(&r->one);
+		return;
+	}
 	if (wc->status != IB_WC_SUCCESS) {
 		if (!r->wc_err)
 			r->wc_err = wc->status;
@@ -728,6 +739,44 @@ static int kv_connect(struct kv_run *r, const char **why)
 	return 0;
 }
 
+/*
+ * wait=1: this process posts one operation at a time and sleeps until it
+ * completes; the latency runs to its waking up.  The operation in flight
+ * when waiting fails is left to the teardown, which destroys the queue
+ * pair before the slots go.
+ */
+static int kv_measure_wait(struct kv_run *r, const char **why)
+{
+	struct kv_slot *sl = &r->slots[0];
+	u64 now;
+	int ret;
+
+	r->t_end = ktime_get_ns() + (u64)r->ms * NSEC_PER_MSEC;
+	do {
+		reinit_completion(&r->one);
+		ret = kv_post(r, sl);
+		if (ret) {
+			*why = "posting an operation failed";
+			return ret;
+		}
+		if (!wait_for_completion_timeout(&r->one,
+						 msecs_to_jiffies(KV_TIMEOUT_MS))) {
+			*why = "an operation did not complete";
+			return -ETIMEDOUT;
+		}
+		if (r->wc_err) {
+			*why = ib_wc_status_msg(r->wc_err);
+			return -EIO;
+		}
+		now = ktime_get_ns();
+		if (now < r->t_end) {
+			r->ops++;
+			r->lat_sum += now - sl->posted;
+		}
+	} while (now < r->t_end);
+	return 0;
+}
+
 static int kv_measure(struct kv_run *r, const char **why)
 {
 	unsigned int i;
@@ -746,6 +795,8 @@ static int kv_measure(struct kv_run *r, const char **why)
 		r->slots[i].sge = &r->sges[i * r->nr_wrs];
 		kv_slot_init(r, &r->slots[i]);
 	}
+	if (r->wait)
+		return kv_measure_wait(r, why);
 	atomic_set(&r->inflight, r->depth);
 	t0 = ktime_get_ns();
 	r->t_end = t0 + (u64)r->ms * NSEC_PER_MSEC;
@@ -814,6 +865,9 @@ static int kv_parse(struct kv_run *r, char *cmd, const char **why)
 		} else if (!strcmp(tok, "port")) {
 			if (kstrtouint(val, 0, &port) || !port || port > 65535)
 				goto bad;
+		} else if (!strcmp(tok, "wait")) {
+			if (kstrtobool(val, &r->wait))
+				goto bad;
 		} else if (!strcmp(tok, "poll") && !strcmp(val, "softirq")) {
 			r->poll = IB_POLL_SOFTIRQ;
 		} else if (!strcmp(tok, "poll") && !strcmp(val, "workqueue")) {
@@ -833,6 +887,10 @@ static int kv_parse(struct kv_run *r, char *cmd, const char **why)
 	if (!r->size || r->size > KV_MAX_CHUNK || !r->depth ||
 	    r->depth > KV_MAX_DEPTH || r->ms < 100 || r->ms > KV_MAX_MS) {
 		*why = "size 1..4M, depth 1..1024, ms 100..60000";
+		return -EINVAL;
+	}
+	if (r->wait && r->depth != 1) {
+		*why = "wait=1 needs depth=1";
 		return -EINVAL;
 	}
 	if (!r->wr_bytes || r->wr_bytes > r->size)
@@ -885,6 +943,7 @@ static ssize_t kv_run_write(struct file *file, const char __user *ubuf,
 	init_completion(&r->sent);
 	init_completion(&r->got_info);
 	init_completion(&r->drained);
+	init_completion(&r->one);
 	r->reg_cqe.done = kv_setup_done;
 	r->send_cqe.done = kv_setup_done;
 	r->recv_cqe.done = kv_setup_done;
@@ -900,12 +959,12 @@ static ssize_t kv_run_write(struct file *file, const char __user *ubuf,
 	if (ret)
 		kv_set_result("error=%d why=\"%s\"\n", ret, why);
 	else
-		kv_set_result("op=%s size=%u wr=%u depth=%u ms=%u ops=%llu ns=%llu bytes=%llu lat_ns_sum=%llu rd_atom=%u poll=%s client_dev=%s target_dev=%s\n",
+		kv_set_result("op=%s size=%u wr=%u depth=%u ms=%u ops=%llu ns=%llu bytes=%llu lat_ns_sum=%llu rd_atom=%u poll=%s wait=%d client_dev=%s target_dev=%s\n",
 			      r->op == IB_WR_RDMA_READ ? "read" : "write",
 			      r->size, r->wr_bytes, r->depth, r->ms, r->ops, ns,
 			      r->ops * r->size, r->lat_sum, r->rd_atom,
 			      r->poll == IB_POLL_SOFTIRQ ? "softirq" : "workqueue",
-			      dev_name(&r->a.id->device->dev),
+			      r->wait, dev_name(&r->a.id->device->dev),
 			      dev_name(&r->p.id->device->dev));
 	kv_teardown(r);
 	mutex_unlock(&kv_lock);
