@@ -226,6 +226,7 @@ def ratio($a; $b): if $a == null or $b == null or $b == 0 then null else $a / $b
 	| [$ceilruns[] | select(.point == $pt.name and .tool == $t)] as $rr
 	| [$rr[] | select(.error == null and .na == null)] as $ok
 	| {($t): (if any($rr[]; .na != null) then {status: "n/a", reason: ([$rr[] | .na] | first)}
+		  elif ($rr | length) == 0 then {status: "n/a", reason: "not measured in this run"}
 		  elif ($ok | length) == 0 then {status: "failed",
 			errors: ([$rr[] | .error] | if length == 0 then ["no result"] else . end)}
 		  else {status: "ok", runs: ($ok | length),
@@ -316,8 +317,8 @@ def ratio($a; $b): if $a == null or $b == null or $b == 0 then null else $a / $b
    systems: $sys,
    jobs: $jr,
    ceiling: {measured: ($e.ceiling // false), seconds: $e.ceiling_s, runs: $e.runs,
-	     tools: {perftest: "perftest ib_read_bw/ib_write_bw (-t DEPTH, reads -o DEPTH), ib_read_lat at QD1; rdma_cm, user-space verbs",
-		     kernel: "tools/bench/kverbs: kernel verbs, rdma_cm, CQ in softirq, one SGE a work request; above 128 KiB the better of one work request and a chain of 128 KiB ones"},
+	     tools: {perftest: "perftest ib_read_bw/ib_write_bw (-t DEPTH, reads -o DEPTH), ib_read_lat at QD1 (-e -n N for the wait point); rdma_cm, user-space verbs",
+		     kernel: "tools/bench/kverbs: kernel verbs, rdma_cm, CQ in softirq, one SGE a work request; above 128 KiB the better of one work request and a chain of 128 KiB ones; wait=1 for the wait point"},
 	     points: $ceil},
    targets: $targets,
    rmbd_ok: all("rmbd", "rmbd-mirror"; . as $s

@@ -23,7 +23,8 @@
  * most 64 work requests an operation), wait=1 (depth 1 only: the writing
  * process posts each operation itself and sleeps until it completes, as
  * a program that waits for each I/O does, instead of the completion
- * handler reposting; taskset on the writer then says where it runs).  The write returns when the
+ * handler reposting; it runs where the writer runs, which the benchmark
+ * leaves to the scheduler, as fio).  The write returns when the
  * measurement is over (or fails: a negative errno, and the reason in the
  * result).  The result is one line of key=value pairs: ops, ns (the
  * measured time), bytes, lat_ns_sum (submission to completion, summed
@@ -122,7 +123,10 @@ struct kv_run {
 	u64		raddr;
 	u32		rkey;
 
-	/* the measurement, updated by the active CQ's handler only */
+	/*
+	 * the measurement, updated by the active CQ's handler only; with
+	 * wait=1, ops and lat_sum by the waiting writer
+	 */
 	struct kv_slot	*slots;
 	struct ib_rdma_wr *wrs;
 	struct ib_sge	*sges;
@@ -372,7 +376,8 @@ static int kv_post(struct kv_run *r, struct kv_slot *sl)
 
 /*
  * An operation completed: count it when it completed within the measured
- * time, and post the next one in its slot until that time is over.
+ * time, and post the next one in its slot until that time is over.  With
+ * wait=1, only wake the writer, which counts and posts.
  */
 static void kv_op_done(struct ib_cq *cq, struct ib_wc *wc)
 {
