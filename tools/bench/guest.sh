@@ -294,8 +294,8 @@ ceil_perftest() {
 		prog=ib_${op}_bw args=(-s "$sz" -t "$qd")
 		[[ $op == read ]] && args+=(-o "$qd")
 	fi
-	# It has no duration mode with events: a count of about the
-	# seconds, at the 180 to 250 us a READ takes so in this VM.
+	# It has no duration mode with events: a count of READs that takes
+	# about the seconds at the 180 to 250 us each takes in this VM.
 	if [[ $post == wait ]]; then
 		args+=(-n $(( ceil_s * 4500 )))
 	else

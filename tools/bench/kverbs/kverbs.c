@@ -383,7 +383,7 @@ static void kv_op_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct kv_slot *sl = container_of(wc->wr_cqe, struct kv_slot, cqe);
 	struct kv_run *r = cq->cq_context;
-	u64 now = ktime_get_ns();
+	u64 now;
 
 	if (r->wait) {
 		if (wc->status != IB_WC_SUCCESS)
@@ -391,6 +391,7 @@ static void kv_op_done(struct ib_cq *cq, struct ib_wc *wc)
 		complete(&r->one);
 		return;
 	}
+	now = ktime_get_ns();
 	if (wc->status != IB_WC_SUCCESS) {
 		if (!r->wc_err)
 			r->wc_err = wc->status;
@@ -756,7 +757,6 @@ static int kv_measure_wait(struct kv_run *r, const char **why)
 	u64 now;
 	int ret;
 
-	r->t_end = ktime_get_ns() + (u64)r->ms * NSEC_PER_MSEC;
 	do {
 		reinit_completion(&r->one);
 		ret = kv_post(r, sl);
@@ -785,7 +785,6 @@ static int kv_measure_wait(struct kv_run *r, const char **why)
 static int kv_measure(struct kv_run *r, const char **why)
 {
 	unsigned int i;
-	u64 t0;
 	int ret;
 
 	r->slots = kcalloc(r->depth, sizeof(*r->slots), GFP_KERNEL);
@@ -800,11 +799,10 @@ static int kv_measure(struct kv_run *r, const char **why)
 		r->slots[i].sge = &r->sges[i * r->nr_wrs];
 		kv_slot_init(r, &r->slots[i]);
 	}
+	r->t_end = ktime_get_ns() + (u64)r->ms * NSEC_PER_MSEC;
 	if (r->wait)
 		return kv_measure_wait(r, why);
 	atomic_set(&r->inflight, r->depth);
-	t0 = ktime_get_ns();
-	r->t_end = t0 + (u64)r->ms * NSEC_PER_MSEC;
 	for (i = 0; i < r->depth; i++) {
 		ret = kv_post(r, &r->slots[i]);
 		if (ret) {
