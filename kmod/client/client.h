@@ -24,6 +24,7 @@
 #include <linux/kfifo.h>
 #include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/mempool.h>
 #include <linux/mutex.h>
 #include <linux/workqueue.h>
 #include <linux/scatterlist.h>
@@ -152,14 +153,26 @@ struct rmbd_c_slab {
 struct rmbd_c_req;
 
 /*
+ * Segments a request maps without an allocation: a 4 KiB one has one,
+ * the zero writes of a discard two (rmbd_c_setup_zeroes()).
+ */
+#define RMBD_C_INLINE_SEGS	4
+
+/*
  * A request's work on one leg: its work requests on one of the leg's
  * queues, in the blk-mq PDU after the request (struct rmbd_c_req), one
  * per copy.  @wr is the last work request and carries @cqe.  Before it go
  * @parts, unsignaled, when the request has more segments than one work
  * request takes, or when it is a discard that crosses a slab boundary
  * (discards may merge across chunk_sectors); @head is the first.  It
- * ends with dev->max_segs scatterlist entries, as many SGEs (@sge) and
- * dev->req_wrs - 1 parts, enough for any leg: dev->io_size bytes in all.
+ * ends with dev->req_wrs - 1 parts, enough for any leg: dev->io_size
+ * bytes in all.
+ *
+ * A request of up to RMBD_C_INLINE_SEGS segments maps them into the
+ * scatterlist and SGEs held here; a larger one chains its scatterlist
+ * from the block layer's pools (sg_alloc_table_chained()) and takes its
+ * SGEs from dev->sge_pool, as long as it is in flight.  So a request
+ * costs what it uses, not what the largest one would.
  */
 struct rmbd_c_io {
 	struct ib_cqe		cqe;
@@ -171,13 +184,15 @@ struct rmbd_c_io {
 	struct ib_rdma_wr	wr;
 	blk_status_t		status;
 	bool			done;		/* completed, since queued */
-	int			nents;
-	struct ib_sge		*sge;
-	struct ib_rdma_wr	*parts;
+	int			nents;		/* DMA-mapped entries of @sgt */
+	struct sg_table		sgt;
+	struct ib_sge		*sge;		/* @inline_sge, or pooled */
 	/* A READ's registered sink (leg->read_mr), from queue->read_mrs */
 	struct ib_mr		*mr;
 	struct ib_reg_wr	reg;
-	struct scatterlist	sgl[];
+	struct scatterlist	inline_sgl[RMBD_C_INLINE_SEGS];
+	struct ib_sge		inline_sge[RMBD_C_INLINE_SEGS];
+	struct ib_rdma_wr	parts[];
 };
 
 /*
@@ -502,6 +517,8 @@ struct rmbd_c_dev {
 	 * connect until the disconnect starts).
 	 */
 	struct rmbd_c_stats	*stats;
+	/* SGE arrays of requests of more than RMBD_C_INLINE_SEGS segments */
+	mempool_t		*sge_pool;
 	bool			stats_on;
 	DECLARE_KFIFO(uevents, u16, 16);
 	struct work_struct	uevent_work;

@@ -360,8 +360,8 @@ static int rmbd_c_init_request(struct blk_mq_tag_set *set, struct request *rq,
 		io->part_cqe.done = rmbd_c_part_done;
 		io->mr = NULL;
 		io->nents = 0;
-		io->sge = (struct ib_sge *)(io->sgl + dev->max_segs);
-		io->parts = (struct ib_rdma_wr *)(io->sge + dev->max_segs);
+		io->sgt.orig_nents = 0;
+		io->sge = io->inline_sge;
 		for (i = 0; i < dev->req_wrs - 1; i++)
 			io->parts[i].wr.wr_cqe = &io->part_cqe;
 	}
@@ -526,8 +526,6 @@ static noinline int rmbd_c_disk_add(struct rmbd_c_dev *dev)
 	set->queue_depth = dev->queue_depth;
 	set->numa_node = NUMA_NO_NODE;
 	dev->io_size = ALIGN(sizeof(struct rmbd_c_io) +
-			     dev->max_segs * (sizeof(struct scatterlist) +
-					      sizeof(struct ib_sge)) +
 			     (dev->req_wrs - 1) * sizeof(struct ib_rdma_wr),
 			     __alignof__(struct rmbd_c_io));
 	set->cmd_size = sizeof(struct rmbd_c_req) +
@@ -539,6 +537,13 @@ static noinline int rmbd_c_disk_add(struct rmbd_c_dev *dev)
 			     GFP_KERNEL);
 	if (!dev->stats)
 		return -ENOMEM;
+	/* Enough for a request's every copy, whatever else is short */
+	if (dev->max_segs > RMBD_C_INLINE_SEGS) {
+		dev->sge_pool = mempool_create_kmalloc_pool(2 * dev->nr_legs,
+				dev->max_segs * sizeof(struct ib_sge));
+		if (!dev->sge_pool)
+			return -ENOMEM;
+	}
 	ret = blk_mq_alloc_tag_set(set);
 	if (ret)
 		return ret;
@@ -665,6 +670,7 @@ static void rmbd_c_dev_release(struct kref *ref)
 	}
 	kfree_sensitive(dev->secret);
 	kfree(dev->stats);
+	mempool_destroy(dev->sge_pool);
 	kfree(dev);
 }
 

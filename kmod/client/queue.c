@@ -446,10 +446,18 @@ static void rmbd_c_io_unmap(struct rmbd_c_leg *leg, struct rmbd_c_io *io)
 			       io->mr);
 		io->mr = NULL;
 	}
+	if (io->sge != io->inline_sge) {
+		mempool_free(io->sge, leg->dev->sge_pool);
+		io->sge = io->inline_sge;
+	}
 	if (io->nents) {
-		ib_dma_unmap_sg(leg->ibdev, io->sgl, io->nents,
+		ib_dma_unmap_sg(leg->ibdev, io->sgt.sgl, io->nents,
 				rq_dma_dir(rq));
 		io->nents = 0;
+	}
+	if (io->sgt.orig_nents) {
+		sg_free_table_chained(&io->sgt, RMBD_C_INLINE_SEGS);
+		io->sgt.orig_nents = 0;
 	}
 }
 
@@ -753,34 +761,58 @@ bool rmbd_c_queue_post_stuck(struct rmbd_c_queue *q)
 	return stuck;
 }
 
-/* DMA-map the request's pages into io->sge; returns how many or 0. */
+/*
+ * DMA-map the request's pages into io->sgt: returns how many entries the
+ * device sees, 0 when there is no memory or mapping for them now.
+ */
 static int rmbd_c_map_data(struct rmbd_c_leg *leg, struct request *rq,
 			   struct rmbd_c_io *io)
 {
-	struct scatterlist *sg;
-	int i, count;
+	int count;
 
 	/*
 	 * Only the entries this request can use (blk_rq_map_sg() fills at
-	 * most that many): clearing all max_segs of them, 8 KiB at 256, was
-	 * a good part of what a 4 KiB request cost the CPU.
+	 * most that many): a 4 KiB request clears and maps one.
 	 */
-	sg_init_table(io->sgl, clamp_t(unsigned int,
-				       blk_rq_nr_phys_segments(rq), 1,
-				       leg->dev->max_segs));
-	io->nents = blk_rq_map_sg(rq->q, rq, io->sgl);
-	count = ib_dma_map_sg(leg->ibdev, io->sgl, io->nents,
+	io->sgt.sgl = io->inline_sgl;
+	if (unlikely(sg_alloc_table_chained(&io->sgt,
+					    max(blk_rq_nr_phys_segments(rq), 1U),
+					    io->inline_sgl,
+					    RMBD_C_INLINE_SEGS)))
+		return 0;
+	io->nents = blk_rq_map_sg(rq->q, rq, io->sgt.sgl);
+	count = ib_dma_map_sg(leg->ibdev, io->sgt.sgl, io->nents,
 			      rq_dma_dir(rq));
 	if (unlikely(!count)) {
 		io->nents = 0;
-		return 0;
+		rmbd_c_io_unmap(leg, io);
 	}
-	for_each_sg(io->sgl, sg, count, i) {
+	return count;
+}
+
+/*
+ * The SGEs of @count mapped entries: io->inline_sge, or an array from
+ * dev->sge_pool that the request holds until it completes.
+ */
+static blk_status_t rmbd_c_map_sges(struct rmbd_c_leg *leg,
+				    struct rmbd_c_io *io, int count)
+{
+	struct scatterlist *sg;
+	int i;
+
+	if (count > RMBD_C_INLINE_SEGS) {
+		io->sge = mempool_alloc(leg->dev->sge_pool, GFP_NOWAIT);
+		if (unlikely(!io->sge)) {
+			io->sge = io->inline_sge;
+			return BLK_STS_RESOURCE;
+		}
+	}
+	for_each_sg(io->sgt.sgl, sg, count, i) {
 		io->sge[i].addr = sg_dma_address(sg);
 		io->sge[i].length = sg_dma_len(sg);
 		io->sge[i].lkey = leg->pd->local_dma_lkey;
 	}
-	return count;
+	return BLK_STS_OK;
 }
 
 static void rmbd_c_init_wr(struct ib_rdma_wr *wr, enum ib_wr_opcode opcode,
@@ -865,7 +897,7 @@ static blk_status_t rmbd_c_setup_read_mr(struct rmbd_c_leg *leg,
 		return BLK_STS_RESOURCE;
 	io->mr = mr;
 	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
-	n = ib_map_mr_sg(mr, io->sgl, count, NULL, PAGE_SIZE);
+	n = ib_map_mr_sg(mr, io->sgt.sgl, count, NULL, PAGE_SIZE);
 	if (unlikely(n != count))
 		return BLK_STS_IOERR;
 
@@ -996,6 +1028,11 @@ blk_status_t rmbd_c_io_prep(struct rmbd_c_queue *q, struct rmbd_c_io *io,
 					      &leg->slabs[idx], off);
 		if (unlikely(status))
 			rmbd_c_io_unmap(leg, io);
+		return status;
+	}
+	status = rmbd_c_map_sges(leg, io, count);
+	if (unlikely(status)) {
+		rmbd_c_io_unmap(leg, io);
 		return status;
 	}
 	rmbd_c_setup_rw(leg, io, opcode, count, &leg->slabs[idx], off);
