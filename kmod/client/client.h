@@ -125,6 +125,12 @@ struct rmbd_c_queue {
 	unsigned long		handoff_at;	/* jiffies of the last one */
 	/* READ sinks, one per request, when leg->read_mr (iWARP) */
 	struct list_head	read_mrs;
+	/*
+	 * The send queue's slots (rmbd_c_wr_budget()), and how many of them
+	 * the requests prepared for it hold (io->wrs) until they complete
+	 */
+	unsigned int		wr_budget;
+	atomic_t		wr_used;
 	int			cm_error;
 	const char		*cm_why;
 };
@@ -157,6 +163,11 @@ struct rmbd_c_req;
  * the zero writes of a discard two (rmbd_c_setup_zeroes()).
  */
 #define RMBD_C_INLINE_SEGS	4
+/*
+ * An I/O queue's send queue has room for every request at its smallest
+ * and for one in this many at its largest: see rmbd_c_wr_budget().
+ */
+#define RMBD_C_LARGE_SHARE	4
 
 /*
  * A request's work on one leg: its work requests on one of the leg's
@@ -184,6 +195,7 @@ struct rmbd_c_io {
 	struct ib_rdma_wr	wr;
 	blk_status_t		status;
 	bool			done;		/* completed, since queued */
+	unsigned int		wrs;		/* of queue->wr_budget */
 	int			nents;		/* DMA-mapped entries of @sgt */
 	struct sg_table		sgt;
 	struct ib_sge		*sge;		/* @inline_sge, or pooled */

@@ -359,6 +359,7 @@ static int rmbd_c_init_request(struct blk_mq_tag_set *set, struct request *rq,
 		io->wr.wr.wr_cqe = &io->cqe;
 		io->part_cqe.done = rmbd_c_part_done;
 		io->mr = NULL;
+		io->wrs = 0;
 		io->nents = 0;
 		io->sgt.orig_nents = 0;
 		io->sge = io->inline_sge;

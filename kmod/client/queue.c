@@ -134,13 +134,41 @@ static void rmbd_c_free_cq(struct rmbd_c_queue *q)
 	q->cq = NULL;
 }
 
+/**
+ * rmbd_c_wr_budget() - the work requests an I/O queue has room for
+ * @leg: its leg, whose first device is set up
+ * @depth: its requests
+ *
+ * A 4 KiB read or write takes one work request (a registered READ three,
+ * an iWARP write two), a 1 MiB one up to leg->req_wrs.  Sizing the send
+ * queue for every request at its largest made it, and the CQ, grow with
+ * depth x the largest request: on soft-RoCE, with 32 SGEs a work request
+ * rounded up to 1 KiB, 16 MiB for a queue of depth 1024.  Room for every
+ * request at its smallest and one in RMBD_C_LARGE_SHARE at its largest
+ * still lets all of them be in flight while each fits one work request
+ * (128 KiB of pages with soft-RoCE's 32 SGEs), and a quarter of the queue
+ * at 1 MiB; rmbd_c_take_wrs() holds back what does not fit.
+ */
+static unsigned int rmbd_c_wr_budget(const struct rmbd_c_leg *leg,
+				     unsigned int depth)
+{
+	unsigned int least = leg->read_mr ? 3 : leg->signal_each ? 2 : 1;
+
+	least = min(least, leg->req_wrs);
+	return depth * least + DIV_ROUND_UP(depth, RMBD_C_LARGE_SHARE) *
+			       (leg->req_wrs - least);
+}
+
 static noinline int rmbd_c_create_qp(struct rmbd_c_leg *leg, struct rmbd_c_queue *q)
 {
 	struct ib_qp_init_attr attr = { };
 	unsigned int recv_wr = q->idx ? 0 : RMBD_C_ADMIN_DEPTH;
 	/* +1 each for the drain */
-	unsigned int send_wr = q->depth * (q->idx ? leg->req_wrs : 1) + 1;
+	unsigned int send_wr;
 	int ret;
+
+	q->wr_budget = q->idx ? rmbd_c_wr_budget(leg, q->depth) : q->depth;
+	send_wr = q->wr_budget + 1;
 
 	/* A flushed work request completes, signaled or not. */
 	q->cq_size = send_wr + recv_wr + 1;
@@ -445,6 +473,10 @@ static void rmbd_c_io_unmap(struct rmbd_c_leg *leg, struct rmbd_c_io *io)
 		ib_mr_pool_put(io->queue->cm_id->qp, &io->queue->read_mrs,
 			       io->mr);
 		io->mr = NULL;
+	}
+	if (io->wrs) {
+		atomic_sub(io->wrs, &io->queue->wr_used);
+		io->wrs = 0;
 	}
 	if (io->sge != io->inline_sge) {
 		mempool_free(io->sge, leg->dev->sge_pool);
@@ -979,6 +1011,31 @@ static blk_status_t rmbd_c_setup_zeroes(struct rmbd_c_leg *leg,
 	return BLK_STS_OK;
 }
 
+/*
+ * Take @io's work requests from its queue's budget (rmbd_c_wr_budget()).
+ * The send queue is full when they do not fit: the request waits for
+ * others on the queue to complete, and blk-mq restarts it then.
+ */
+static blk_status_t rmbd_c_take_wrs(struct rmbd_c_queue *q,
+				    struct rmbd_c_io *io)
+{
+	const struct ib_send_wr *wr;
+	unsigned int n = 1;
+
+	for (wr = io->head; wr != &io->wr.wr; wr = wr->next)
+		n++;
+	if (unlikely(atomic_add_return(n, &q->wr_used) > q->wr_budget)) {
+		atomic_sub(n, &q->wr_used);
+		return BLK_STS_RESOURCE;
+	}
+	io->wrs = n;
+	return BLK_STS_OK;
+}
+
+static blk_status_t __rmbd_c_io_prep(struct rmbd_c_queue *q,
+				     struct rmbd_c_io *io, struct request *rq,
+				     u64 idx, u64 off);
+
 /**
  * rmbd_c_io_prep() - the work requests of a block request on a queue
  * @q: the leg's queue it goes to
@@ -992,6 +1049,20 @@ static blk_status_t rmbd_c_setup_zeroes(struct rmbd_c_leg *leg,
  */
 blk_status_t rmbd_c_io_prep(struct rmbd_c_queue *q, struct rmbd_c_io *io,
 			    struct request *rq, u64 idx, u64 off)
+{
+	blk_status_t status = __rmbd_c_io_prep(q, io, rq, idx, off);
+
+	if (likely(!status)) {
+		status = rmbd_c_take_wrs(q, io);
+		if (unlikely(status))
+			rmbd_c_io_unmap(q->leg, io);
+	}
+	return status;
+}
+
+static blk_status_t __rmbd_c_io_prep(struct rmbd_c_queue *q,
+				     struct rmbd_c_io *io, struct request *rq,
+				     u64 idx, u64 off)
 {
 	struct rmbd_c_leg *leg = q->leg;
 	u32 len = blk_rq_bytes(rq);
