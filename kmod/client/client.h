@@ -180,10 +180,9 @@ struct rmbd_c_req;
  * bytes in all.
  *
  * A request of up to RMBD_C_INLINE_SEGS segments maps them into the
- * scatterlist and SGEs held here; a larger one chains its scatterlist
- * from the block layer's pools (sg_alloc_table_chained()) and takes its
- * SGEs from dev->sge_pool, as long as it is in flight.  So a request
- * costs what it uses, not what the largest one would.
+ * scatterlist and SGEs held here; a larger one takes both, for
+ * dev->max_segs entries, from dev->seg_pool as long as it is in flight.
+ * So a request costs what it uses, not what the largest one would.
  */
 struct rmbd_c_io {
 	struct ib_cqe		cqe;
@@ -196,8 +195,8 @@ struct rmbd_c_io {
 	blk_status_t		status;
 	bool			done;		/* completed, since queued */
 	unsigned int		wrs;		/* of queue->wr_budget */
-	int			nents;		/* DMA-mapped entries of @sgt */
-	struct sg_table		sgt;
+	int			nents;		/* DMA-mapped entries of @sgl */
+	struct scatterlist	*sgl;		/* @inline_sgl, or pooled */
 	struct ib_sge		*sge;		/* @inline_sge, or pooled */
 	/* A READ's registered sink (leg->read_mr), from queue->read_mrs */
 	struct ib_mr		*mr;
@@ -208,7 +207,8 @@ struct rmbd_c_io {
 };
 
 /*
- * Per-request state, in the blk-mq PDU: nothing is allocated per I/O.
+ * Per-request state, in the blk-mq PDU: only a request of many segments
+ * takes more (rmbd_c_io, dev->seg_pool).
  * The request completes when the last of its @pending parts (@io) did,
  * with an error if one of them failed.
  */
@@ -442,10 +442,10 @@ struct rmbd_c_dev {
 	/* Bytes of a request's part for one leg in the PDU (rmbd_c_io) */
 	unsigned int		io_size;
 	/*
-	 * What such a part holds, whatever its leg (rmbd_c_dev_limits()):
-	 * the scatterlist of a request, as many segments as the leg that
-	 * takes the fewest, and the work requests of the leg that needs the
-	 * most for them.
+	 * What such a part takes, whatever its leg (rmbd_c_dev_limits()):
+	 * a request's segments, as many as the leg that takes the fewest
+	 * (from @seg_pool beyond RMBD_C_INLINE_SEGS), and the work requests
+	 * of the leg that needs the most for them.
 	 */
 	unsigned int		max_segs;
 	unsigned int		req_wrs;
@@ -529,8 +529,12 @@ struct rmbd_c_dev {
 	 * connect until the disconnect starts).
 	 */
 	struct rmbd_c_stats	*stats;
-	/* SGE arrays of requests of more than RMBD_C_INLINE_SEGS segments */
-	mempool_t		*sge_pool;
+	/*
+	 * Scatterlists and SGEs of requests of more than RMBD_C_INLINE_SEGS
+	 * segments, max_segs of each an element; two elements per leg are
+	 * held back for when the page allocator has none.
+	 */
+	mempool_t		*seg_pool;
 	bool			stats_on;
 	DECLARE_KFIFO(uevents, u16, 16);
 	struct work_struct	uevent_work;
@@ -601,6 +605,8 @@ blk_status_t rmbd_c_io_prep(struct rmbd_c_queue *q, struct rmbd_c_io *io,
 			    struct request *rq, u64 idx, u64 off);
 void rmbd_c_io_queue(struct rmbd_c_queue *q, struct rmbd_c_io *io);
 void rmbd_c_io_unprep(struct rmbd_c_io *io);
+unsigned int rmbd_c_wr_budget(const struct rmbd_c_leg *leg,
+			      unsigned int depth);
 
 /* @req broke its session itself (RMBD_C_MAX_FAULTS); saturates. */
 static inline void rmbd_c_req_fault(struct rmbd_c_req *req)

@@ -361,7 +361,7 @@ static int rmbd_c_init_request(struct blk_mq_tag_set *set, struct request *rq,
 		io->mr = NULL;
 		io->wrs = 0;
 		io->nents = 0;
-		io->sgt.orig_nents = 0;
+		io->sgl = io->inline_sgl;
 		io->sge = io->inline_sge;
 		for (i = 0; i < dev->req_wrs - 1; i++)
 			io->parts[i].wr.wr_cqe = &io->part_cqe;
@@ -540,9 +540,10 @@ static noinline int rmbd_c_disk_add(struct rmbd_c_dev *dev)
 		return -ENOMEM;
 	/* Enough for a request's every copy, whatever else is short */
 	if (dev->max_segs > RMBD_C_INLINE_SEGS) {
-		dev->sge_pool = mempool_create_kmalloc_pool(2 * dev->nr_legs,
-				dev->max_segs * sizeof(struct ib_sge));
-		if (!dev->sge_pool)
+		dev->seg_pool = mempool_create_kmalloc_pool(2 * dev->nr_legs,
+				dev->max_segs * (sizeof(struct scatterlist) +
+						 sizeof(struct ib_sge)));
+		if (!dev->seg_pool)
 			return -ENOMEM;
 	}
 	ret = blk_mq_alloc_tag_set(set);
@@ -671,7 +672,7 @@ static void rmbd_c_dev_release(struct kref *ref)
 	}
 	kfree_sensitive(dev->secret);
 	kfree(dev->stats);
-	mempool_destroy(dev->sge_pool);
+	mempool_destroy(dev->seg_pool);
 	kfree(dev);
 }
 

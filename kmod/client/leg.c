@@ -168,7 +168,9 @@ int rmbd_c_first_device(struct rmbd_c_leg *leg, struct ib_device *ibdev,
 		 * depth leaves room for in the send queue and CQ (those of
 		 * a NIC are large; a small one gets smaller requests, not a
 		 * failed connect), RMBD_C_MAX_REQ_WRS at most, and on iWARP
-		 * one of them a write's flush (rmbd_c_init_flush()).
+		 * one of them a write's flush (rmbd_c_init_flush()).  This
+		 * is as if every request took them all: the send queue,
+		 * sized by rmbd_c_wr_budget(), is smaller.
 		 */
 		room = min(attrs->max_qp_wr - 1, attrs->max_cqe - 2);
 		cap = room > 0 ? min_t(unsigned int, RMBD_C_MAX_REQ_WRS,
@@ -192,8 +194,8 @@ int rmbd_c_first_device(struct rmbd_c_leg *leg, struct ib_device *ibdev,
 		leg->req_wrs = req_wrs + (iwarp ? 1 : 0);
 	}
 	/* An I/O queue's send queue and CQ (rmbd_c_create_qp()) */
-	if ((u64)depth * leg->req_wrs + 1 > attrs->max_qp_wr ||
-	    (u64)depth * leg->req_wrs + 2 > attrs->max_cqe) {
+	if (rmbd_c_wr_budget(leg, depth) + 1 > attrs->max_qp_wr ||
+	    rmbd_c_wr_budget(leg, depth) + 2 > attrs->max_cqe) {
 		*why = "queue depth exceeds what the RDMA device supports";
 		return -EINVAL;
 	}

@@ -147,10 +147,10 @@ static void rmbd_c_free_cq(struct rmbd_c_queue *q)
  * request at its smallest and one in RMBD_C_LARGE_SHARE at its largest
  * still lets all of them be in flight while each fits one work request
  * (128 KiB of pages with soft-RoCE's 32 SGEs), and a quarter of the queue
- * at 1 MiB; rmbd_c_take_wrs() holds back what does not fit.
+ * at 1 MiB; rmbd_c_io_prep() holds back what does not fit.
  */
-static unsigned int rmbd_c_wr_budget(const struct rmbd_c_leg *leg,
-				     unsigned int depth)
+unsigned int rmbd_c_wr_budget(const struct rmbd_c_leg *leg,
+			      unsigned int depth)
 {
 	unsigned int least = leg->read_mr ? 3 : leg->signal_each ? 2 : 1;
 
@@ -478,18 +478,15 @@ static void rmbd_c_io_unmap(struct rmbd_c_leg *leg, struct rmbd_c_io *io)
 		atomic_sub(io->wrs, &io->queue->wr_used);
 		io->wrs = 0;
 	}
-	if (io->sge != io->inline_sge) {
-		mempool_free(io->sge, leg->dev->sge_pool);
-		io->sge = io->inline_sge;
-	}
 	if (io->nents) {
-		ib_dma_unmap_sg(leg->ibdev, io->sgt.sgl, io->nents,
+		ib_dma_unmap_sg(leg->ibdev, io->sgl, io->nents,
 				rq_dma_dir(rq));
 		io->nents = 0;
 	}
-	if (io->sgt.orig_nents) {
-		sg_free_table_chained(&io->sgt, RMBD_C_INLINE_SEGS);
-		io->sgt.orig_nents = 0;
+	if (io->sgl != io->inline_sgl) {
+		mempool_free(io->sgl, leg->dev->seg_pool);
+		io->sgl = io->inline_sgl;
+		io->sge = io->inline_sge;
 	}
 }
 
@@ -794,57 +791,42 @@ bool rmbd_c_queue_post_stuck(struct rmbd_c_queue *q)
 }
 
 /*
- * DMA-map the request's pages into io->sgt: returns how many entries the
- * device sees, 0 when there is no memory or mapping for them now.
+ * DMA-map the request's pages into io->sgl: returns how many entries the
+ * device sees, 0 when there is no memory or mapping for them now (the
+ * caller gives back what was taken).
  */
 static int rmbd_c_map_data(struct rmbd_c_leg *leg, struct request *rq,
 			   struct rmbd_c_io *io)
 {
-	int count;
+	unsigned int segs = max(blk_rq_nr_phys_segments(rq), 1U);
+	struct scatterlist *sg;
+	int i, count;
 
+	if (segs > RMBD_C_INLINE_SEGS) {
+		sg = mempool_alloc(leg->dev->seg_pool, GFP_NOWAIT);
+		if (unlikely(!sg))
+			return 0;
+		io->sgl = sg;
+		io->sge = (struct ib_sge *)(sg + leg->dev->max_segs);
+	}
 	/*
 	 * Only the entries this request can use (blk_rq_map_sg() fills at
 	 * most that many): a 4 KiB request clears and maps one.
 	 */
-	io->sgt.sgl = io->inline_sgl;
-	if (unlikely(sg_alloc_table_chained(&io->sgt,
-					    max(blk_rq_nr_phys_segments(rq), 1U),
-					    io->inline_sgl,
-					    RMBD_C_INLINE_SEGS)))
-		return 0;
-	io->nents = blk_rq_map_sg(rq->q, rq, io->sgt.sgl);
-	count = ib_dma_map_sg(leg->ibdev, io->sgt.sgl, io->nents,
+	sg_init_table(io->sgl, segs);
+	io->nents = blk_rq_map_sg(rq->q, rq, io->sgl);
+	count = ib_dma_map_sg(leg->ibdev, io->sgl, io->nents,
 			      rq_dma_dir(rq));
 	if (unlikely(!count)) {
 		io->nents = 0;
-		rmbd_c_io_unmap(leg, io);
+		return 0;
 	}
-	return count;
-}
-
-/*
- * The SGEs of @count mapped entries: io->inline_sge, or an array from
- * dev->sge_pool that the request holds until it completes.
- */
-static blk_status_t rmbd_c_map_sges(struct rmbd_c_leg *leg,
-				    struct rmbd_c_io *io, int count)
-{
-	struct scatterlist *sg;
-	int i;
-
-	if (count > RMBD_C_INLINE_SEGS) {
-		io->sge = mempool_alloc(leg->dev->sge_pool, GFP_NOWAIT);
-		if (unlikely(!io->sge)) {
-			io->sge = io->inline_sge;
-			return BLK_STS_RESOURCE;
-		}
-	}
-	for_each_sg(io->sgt.sgl, sg, count, i) {
+	for_each_sg(io->sgl, sg, count, i) {
 		io->sge[i].addr = sg_dma_address(sg);
 		io->sge[i].length = sg_dma_len(sg);
 		io->sge[i].lkey = leg->pd->local_dma_lkey;
 	}
-	return BLK_STS_OK;
+	return count;
 }
 
 static void rmbd_c_init_wr(struct ib_rdma_wr *wr, enum ib_wr_opcode opcode,
@@ -929,7 +911,7 @@ static blk_status_t rmbd_c_setup_read_mr(struct rmbd_c_leg *leg,
 		return BLK_STS_RESOURCE;
 	io->mr = mr;
 	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
-	n = ib_map_mr_sg(mr, io->sgt.sgl, count, NULL, PAGE_SIZE);
+	n = ib_map_mr_sg(mr, io->sgl, count, NULL, PAGE_SIZE);
 	if (unlikely(n != count))
 		return BLK_STS_IOERR;
 
@@ -1012,24 +994,61 @@ static blk_status_t rmbd_c_setup_zeroes(struct rmbd_c_leg *leg,
 }
 
 /*
- * Take @io's work requests from its queue's budget (rmbd_c_wr_budget()).
- * The send queue is full when they do not fit: the request waits for
- * others on the queue to complete, and blk-mq restarts it then.
+ * The most work requests @rq can take on @leg (rmbd_c_io_prep() and the
+ * setup functions after it): its segments in SGEs of a work request, an
+ * iWARP write's flush, a registered READ's REG_MR and invalidation, a
+ * zero write's second slab.
  */
-static blk_status_t rmbd_c_take_wrs(struct rmbd_c_queue *q,
-				    struct rmbd_c_io *io)
+static unsigned int rmbd_c_wrs_max(const struct rmbd_c_leg *leg,
+				   struct request *rq)
+{
+	unsigned int segs = max(blk_rq_nr_phys_segments(rq), 1U), n;
+
+	switch (req_op(rq)) {
+	case REQ_OP_READ:
+		n = leg->read_mr ? 3 : DIV_ROUND_UP(segs, leg->rd_sges);
+		break;
+	case REQ_OP_WRITE:
+		n = DIV_ROUND_UP(segs, leg->wr_sges) + leg->signal_each;
+		break;
+	default:
+		n = 2 + leg->signal_each;
+		break;
+	}
+	return min(n, leg->req_wrs);
+}
+
+/*
+ * Take @n work requests for @io from its queue's budget
+ * (rmbd_c_wr_budget()); false when the send queue has no room for them
+ * now: the request then waits for others on the queue to complete, and
+ * blk-mq restarts it.
+ */
+static bool rmbd_c_take_wrs(struct rmbd_c_queue *q, struct rmbd_c_io *io,
+			    unsigned int n)
+{
+	int used = atomic_read(&q->wr_used);
+
+	do {
+		if (used + n > q->wr_budget)
+			return false;
+	} while (!atomic_try_cmpxchg(&q->wr_used, &used, used + n));
+	io->wrs = n;
+	return true;
+}
+
+/* Give back what @io took and its work requests do not use. */
+static void rmbd_c_trim_wrs(struct rmbd_c_queue *q, struct rmbd_c_io *io)
 {
 	const struct ib_send_wr *wr;
 	unsigned int n = 1;
 
 	for (wr = io->head; wr != &io->wr.wr; wr = wr->next)
 		n++;
-	if (unlikely(atomic_add_return(n, &q->wr_used) > q->wr_budget)) {
-		atomic_sub(n, &q->wr_used);
-		return BLK_STS_RESOURCE;
+	if (n < io->wrs) {
+		atomic_sub(io->wrs - n, &q->wr_used);
+		io->wrs = n;
 	}
-	io->wrs = n;
-	return BLK_STS_OK;
 }
 
 static blk_status_t __rmbd_c_io_prep(struct rmbd_c_queue *q,
@@ -1044,20 +1063,29 @@ static blk_status_t __rmbd_c_io_prep(struct rmbd_c_queue *q,
  * @idx: the leg's slab it starts in
  * @off: where in that slab
  *
- * On success io->head is the first work request and io->wr the last:
- * rmbd_c_io_queue() posts them once @rq is started.
+ * It first takes the most work requests @rq may need from @q's budget
+ * (BLK_STS_RESOURCE when the send queue has no room for them now) and
+ * keeps those it needs.  On success io->head is the first work request
+ * and io->wr the last: rmbd_c_io_queue() posts them once @rq is started.
  */
 blk_status_t rmbd_c_io_prep(struct rmbd_c_queue *q, struct rmbd_c_io *io,
 			    struct request *rq, u64 idx, u64 off)
 {
-	blk_status_t status = __rmbd_c_io_prep(q, io, rq, idx, off);
+	blk_status_t status;
 
-	if (likely(!status)) {
-		status = rmbd_c_take_wrs(q, io);
-		if (unlikely(status))
-			rmbd_c_io_unmap(q->leg, io);
+	if (unlikely(!test_bit(RMBD_C_Q_LIVE, &q->flags)))
+		return BLK_STS_IOERR;
+	io->queue = q;
+	/* First, so that a request that must wait costs nothing more */
+	if (unlikely(!rmbd_c_take_wrs(q, io, rmbd_c_wrs_max(q->leg, rq))))
+		return BLK_STS_RESOURCE;
+	status = __rmbd_c_io_prep(q, io, rq, idx, off);
+	if (unlikely(status)) {
+		rmbd_c_io_unmap(q->leg, io);
+		return status;
 	}
-	return status;
+	rmbd_c_trim_wrs(q, io);
+	return BLK_STS_OK;
 }
 
 static blk_status_t __rmbd_c_io_prep(struct rmbd_c_queue *q,
@@ -1067,14 +1095,10 @@ static blk_status_t __rmbd_c_io_prep(struct rmbd_c_queue *q,
 	struct rmbd_c_leg *leg = q->leg;
 	u32 len = blk_rq_bytes(rq);
 	enum ib_wr_opcode opcode;
-	blk_status_t status;
 	int count;
 
-	if (unlikely(!test_bit(RMBD_C_Q_LIVE, &q->flags)))
-		return BLK_STS_IOERR;
 	if (unlikely(idx >= leg->nr_slabs || off >= leg->slabs[idx].len))
 		return BLK_STS_IOERR;
-	io->queue = q;
 	switch (req_op(rq)) {
 	case REQ_OP_READ:
 		opcode = IB_WR_RDMA_READ;
@@ -1094,18 +1118,9 @@ static blk_status_t __rmbd_c_io_prep(struct rmbd_c_queue *q,
 	count = rmbd_c_map_data(leg, rq, io);
 	if (unlikely(!count))
 		return BLK_STS_RESOURCE;
-	if (opcode == IB_WR_RDMA_READ && leg->read_mr) {
-		status = rmbd_c_setup_read_mr(leg, io, count,
-					      &leg->slabs[idx], off);
-		if (unlikely(status))
-			rmbd_c_io_unmap(leg, io);
-		return status;
-	}
-	status = rmbd_c_map_sges(leg, io, count);
-	if (unlikely(status)) {
-		rmbd_c_io_unmap(leg, io);
-		return status;
-	}
+	if (opcode == IB_WR_RDMA_READ && leg->read_mr)
+		return rmbd_c_setup_read_mr(leg, io, count, &leg->slabs[idx],
+					    off);
 	rmbd_c_setup_rw(leg, io, opcode, count, &leg->slabs[idx], off);
 	return BLK_STS_OK;
 }
