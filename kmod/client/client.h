@@ -300,6 +300,7 @@ struct rmbd_c_leg {
 	 * invalidate on iWARP, a fenced LOCAL_INV elsewhere.
 	 */
 	bool			read_mr;
+	bool			read_inv;	/* READ with invalidate */
 	unsigned int		mr_pages;	/* pages of a READ sink */
 	/*
 	 * The provider does its work in the poster's context or its own

@@ -20,6 +20,13 @@
 #include "auth.h"
 #include "client.h"
 
+/*
+ * Elements of the devices' seg_pool: a slab cache of its own keeps freed
+ * ones for the next request, where kmalloc() would hand each of these
+ * 12 KiB back to the page allocator and ask it for an order-2 block again.
+ */
+static struct kmem_cache *rmbd_c_seg_cache;
+
 static DEFINE_IDA(rmbd_c_ida);
 
 /* A read's tried legs are bits of rmbd_c_req.tried. */
@@ -540,9 +547,8 @@ static noinline int rmbd_c_disk_add(struct rmbd_c_dev *dev)
 		return -ENOMEM;
 	/* Enough for a request's every copy, whatever else is short */
 	if (dev->max_segs > RMBD_C_INLINE_SEGS) {
-		dev->seg_pool = mempool_create_kmalloc_pool(2 * dev->nr_legs,
-				dev->max_segs * (sizeof(struct scatterlist) +
-						 sizeof(struct ib_sge)));
+		dev->seg_pool = mempool_create_slab_pool(2 * dev->nr_legs,
+							 rmbd_c_seg_cache);
 		if (!dev->seg_pool)
 			return -ENOMEM;
 	}
@@ -1508,10 +1514,18 @@ out_done:
 
 int rmbd_c_dev_init(void)
 {
-	int ret = register_blkdev(0, "rmbd");
+	int ret;
 
-	if (ret < 0)
+	rmbd_c_seg_cache = kmem_cache_create("rmbd_segs", RMBD_C_MAX_SEGS *
+					     (sizeof(struct scatterlist) +
+					      sizeof(struct ib_sge)), 0, 0, NULL);
+	if (!rmbd_c_seg_cache)
+		return -ENOMEM;
+	ret = register_blkdev(0, "rmbd");
+	if (ret < 0) {
+		kmem_cache_destroy(rmbd_c_seg_cache);
 		return ret;
+	}
 	rmbd_c_major = ret;
 	return 0;
 }
@@ -1536,6 +1550,7 @@ void rmbd_c_dev_exit(void)
 	}
 	unregister_blkdev(rmbd_c_major, "rmbd");
 	ida_destroy(&rmbd_c_ida);
+	kmem_cache_destroy(rmbd_c_seg_cache);
 }
 
 /**

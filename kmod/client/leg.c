@@ -162,6 +162,7 @@ int rmbd_c_first_device(struct rmbd_c_leg *leg, struct ib_device *ibdev,
 		leg->wr_sges = wr;
 		leg->rd_sges = rd;
 		leg->read_mr = mr_pages > 0;
+		leg->read_inv = rdma_cap_read_inv(ibdev, port);
 		leg->mr_pages = mr_pages;
 		/*
 		 * Work requests a request may take: as many as the queue

@@ -134,16 +134,26 @@ static void rmbd_c_free_cq(struct rmbd_c_queue *q)
 	q->cq = NULL;
 }
 
+/*
+ * The work requests of a READ into a registered sink (rmbd_c_setup_read_mr()):
+ * REG_MR, and the READ that invalidates it, or the READ and a LOCAL_INV.
+ */
+static unsigned int rmbd_c_read_mr_wrs(const struct rmbd_c_leg *leg)
+{
+	return leg->read_inv ? 2 : 3;
+}
+
 /**
  * rmbd_c_wr_budget() - the work requests an I/O queue has room for
  * @leg: its leg, whose first device is set up
  * @depth: its requests
  *
- * A 4 KiB read or write takes one work request (a registered READ three,
- * an iWARP write two), a 1 MiB one up to leg->req_wrs.  Sizing the send
- * queue for every request at its largest made it, and the CQ, grow with
- * depth x the largest request: on soft-RoCE, with 32 SGEs a work request
- * rounded up to 1 KiB, 16 MiB for a queue of depth 1024.  Room for every
+ * A 4 KiB read or write takes one work request (an iWARP write two, a
+ * registered READ two or three: rmbd_c_read_mr_wrs()), a 1 MiB one up
+ * to leg->req_wrs.  Sizing the send queue for every request at its
+ * largest made it, and the CQ, grow with depth x the largest request: on
+ * soft-RoCE, with 32 SGEs a work request rounded up to 1 KiB, 16 MiB for
+ * a queue of depth 1024.  Room for every
  * request at its smallest and one in RMBD_C_LARGE_SHARE at its largest
  * still lets all of them be in flight while each fits one work request
  * (128 KiB of pages with soft-RoCE's 32 SGEs), and a quarter of the queue
@@ -152,8 +162,10 @@ static void rmbd_c_free_cq(struct rmbd_c_queue *q)
 unsigned int rmbd_c_wr_budget(const struct rmbd_c_leg *leg,
 			      unsigned int depth)
 {
-	unsigned int least = leg->read_mr ? 3 : leg->signal_each ? 2 : 1;
+	unsigned int least = leg->signal_each ? 2 : 1;
 
+	if (leg->read_mr)
+		least = max(least, rmbd_c_read_mr_wrs(leg));
 	least = min(least, leg->req_wrs);
 	return depth * least + DIV_ROUND_UP(depth, RMBD_C_LARGE_SHARE) *
 			       (leg->req_wrs - least);
@@ -927,7 +939,7 @@ static blk_status_t rmbd_c_setup_read_mr(struct rmbd_c_leg *leg,
 	io->sge[0].addr = mr->iova;
 	io->sge[0].length = mr->length;
 	io->sge[0].lkey = mr->lkey;
-	if (rdma_cap_read_inv(leg->ibdev, io->queue->cm_id->port_num)) {
+	if (leg->read_inv) {
 		rmbd_c_init_wr(&io->wr, IB_WR_RDMA_READ_WITH_INV, io->sge,
 			       1, slab, off);
 		io->wr.wr.ex.invalidate_rkey = mr->lkey;
@@ -1006,7 +1018,8 @@ static unsigned int rmbd_c_wrs_max(const struct rmbd_c_leg *leg,
 
 	switch (req_op(rq)) {
 	case REQ_OP_READ:
-		n = leg->read_mr ? 3 : DIV_ROUND_UP(segs, leg->rd_sges);
+		n = leg->read_mr ? rmbd_c_read_mr_wrs(leg) :
+				   DIV_ROUND_UP(segs, leg->rd_sges);
 		break;
 	case REQ_OP_WRITE:
 		n = DIV_ROUND_UP(segs, leg->wr_sges) + leg->signal_each;
@@ -1037,18 +1050,23 @@ static bool rmbd_c_take_wrs(struct rmbd_c_queue *q, struct rmbd_c_io *io,
 	return true;
 }
 
-/* Give back what @io took and its work requests do not use. */
-static void rmbd_c_trim_wrs(struct rmbd_c_queue *q, struct rmbd_c_io *io)
+/*
+ * Give back what @io took and its work requests do not use; false when
+ * they are more than it took (rmbd_c_wrs_max() is wrong): then the send
+ * queue could overflow.
+ */
+static bool rmbd_c_trim_wrs(struct rmbd_c_queue *q, struct rmbd_c_io *io)
 {
 	const struct ib_send_wr *wr;
 	unsigned int n = 1;
 
 	for (wr = io->head; wr != &io->wr.wr; wr = wr->next)
 		n++;
-	if (n < io->wrs) {
-		atomic_sub(io->wrs - n, &q->wr_used);
-		io->wrs = n;
-	}
+	if (WARN_ON_ONCE(n > io->wrs))
+		return false;
+	atomic_sub(io->wrs - n, &q->wr_used);
+	io->wrs = n;
+	return true;
 }
 
 static blk_status_t __rmbd_c_io_prep(struct rmbd_c_queue *q,
@@ -1080,12 +1098,11 @@ blk_status_t rmbd_c_io_prep(struct rmbd_c_queue *q, struct rmbd_c_io *io,
 	if (unlikely(!rmbd_c_take_wrs(q, io, rmbd_c_wrs_max(q->leg, rq))))
 		return BLK_STS_RESOURCE;
 	status = __rmbd_c_io_prep(q, io, rq, idx, off);
-	if (unlikely(status)) {
+	if (likely(!status) && unlikely(!rmbd_c_trim_wrs(q, io)))
+		status = BLK_STS_IOERR;
+	if (unlikely(status))
 		rmbd_c_io_unmap(q->leg, io);
-		return status;
-	}
-	rmbd_c_trim_wrs(q, io);
-	return BLK_STS_OK;
+	return status;
 }
 
 static blk_status_t __rmbd_c_io_prep(struct rmbd_c_queue *q,

@@ -77,23 +77,33 @@ log "io_uring hipri: $w KiB written and $r KiB verified"
 dev_disconnect "$dev"
 (( $(qps rmbd_client) == qp_client0 )) || fail "client queue pairs left after disconnect: $(rdma res show cm_id)"
 
+# The kernel log from here on, not what earlier tests left in it
+kmsg_mark() {	# TAG
+	echo "rmbd-test 19-queues: $1" > /dev/kmsg
+}
+kmsg_since() {	# TAG
+	dmesg | sed -n "/rmbd-test 19-queues: $1\$/,\$p"
+}
+
 # A send queue has room for every request at its smallest and a quarter
 # of them at their largest (rmbd_c_wr_budget()): at depth 16 on rxe,
 # 16 + 4 x 7 work requests, where a 1 MiB request of 256 pages takes 8
-# of 32 SGEs (more on the debug kernel, whose READs take 8 SGEs).  16
-# writers of such requests (scatterio: scattered pages, which fio's
-# buffers are not) exceed it: requests wait for room (requeues), and
-# none fails, times out or breaks the session (an overflowing send queue
-# would: its requests would be requeued too, after a reconnect), and
-# every block reads back.
+# of 32 SGEs.  (The debug kernel's READs take 8 SGEs: a device there
+# takes requests of 128 segments, and 16 work requests a READ of them,
+# so its read-back waits.)  16 writers of such requests (scatterio:
+# scattered pages, which fio's buffers are not) exceed it: requests wait
+# for room (requeues), none fails, times out or breaks the session (an
+# overflowing send queue would: its requests would be requeued too,
+# after a reconnect), and every block reads back.
 scatterio=$RMBD_REPO/selftests/vm/scatterio
 [[ -x $scatterio ]] || fail "selftests/vm/scatterio not built"
 dev=$(dev_connect queues queues 1 depth 16)
+kmsg_mark scatterio
 "$scatterio" "/dev/$dev" 16 48 > "$out/scatter.out" 2>&1 ||
 	fail "scatterio at depth 16: $(tail -n 5 "$out/scatter.out")"
 st=$(rmbd_cli -s -j dev show "$dev" | jq -c '.[0].stats')
 (( $(jq '.errors + .timeouts + .reconnects' <<< "$st") == 0 )) &&
-	! dmesg | grep -q "rmbd.*posting work requests failed" ||
+	! kmsg_since scatterio | grep -q "$dev: posting work requests failed" ||
 	fail "1 MiB of 256 pages at depth 16: errors, timeouts or a reconnect: $st"
 (( $(jq .requeues <<< "$st") > 0 )) ||
 	fail "1 MiB of 256 pages, 16 at a time, at depth 16: no request waited for the send queue: $st"
@@ -104,13 +114,14 @@ dev_disconnect "$dev"
 # work requests of 32 SGEs, which Debian's rxe holds; the debug kernel's
 # rxe refuses send queues a NIC could not hold
 # (selftests/debug-kernel/patches/0006) and its READs take 8 SGEs
-# (patches/0010), so 16 work requests a 1 MiB request: 4865 do not fit,
-# and the depth halves until they do.
+# (patches/0010), so 16 work requests a READ of 128 segments: 4865 do
+# not fit, and the depth halves until they do.
+kmsg_mark deep
 dev=$(dev_connect queues queues 1 depth 1024)
 d=$(dev_field "$dev" depth)
 if [[ $(uname -r) == *-rmbd-debug ]]; then
 	(( d >= 16 && d < 1024 )) || fail "depth 1024 on the stricter rxe: the device has depth $d"
-	dmesg | grep -q "$dev: queue depth $d, not 1024:" ||
+	kmsg_since deep | grep -q "$dev: queue depth $d, not 1024:" ||
 		fail "no word in the kernel log of the depth $d, not 1024"
 else
 	(( d == 1024 )) || fail "depth 1024 on rxe: the device has depth $d"
