@@ -116,7 +116,7 @@ int rmbd_c_first_device(struct rmbd_c_leg *leg, struct ib_device *ibdev,
 	struct ib_device_attr *attrs = &ibdev->attrs;
 	unsigned int depth = leg->dev->queue_depth;
 	bool iwarp = rdma_protocol_iwarp(ibdev, port);
-	unsigned int wr, rd, req_wrs, seg, cap;
+	unsigned int wr, rd, req_wrs, seg, cap, budget;
 	int mr_pages, room;
 
 	mr_pages = rmbd_c_read_sink(ibdev, iwarp, why);
@@ -195,8 +195,8 @@ int rmbd_c_first_device(struct rmbd_c_leg *leg, struct ib_device *ibdev,
 		leg->req_wrs = req_wrs + (iwarp ? 1 : 0);
 	}
 	/* An I/O queue's send queue and CQ (rmbd_c_create_qp()) */
-	if (rmbd_c_wr_budget(leg, depth) + 1 > attrs->max_qp_wr ||
-	    rmbd_c_wr_budget(leg, depth) + 2 > attrs->max_cqe) {
+	budget = rmbd_c_wr_budget(leg, depth);
+	if (budget + 1 > attrs->max_qp_wr || budget + 2 > attrs->max_cqe) {
 		*why = "queue depth exceeds what the RDMA device supports";
 		return -EINVAL;
 	}

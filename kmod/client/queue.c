@@ -153,11 +153,11 @@ static unsigned int rmbd_c_read_mr_wrs(const struct rmbd_c_leg *leg)
  * to leg->req_wrs.  Sizing the send queue for every request at its
  * largest made it, and the CQ, grow with depth x the largest request: on
  * soft-RoCE, with 32 SGEs a work request rounded up to 1 KiB, 16 MiB for
- * a queue of depth 1024.  Room for every
- * request at its smallest and one in RMBD_C_LARGE_SHARE at its largest
- * still lets all of them be in flight while each fits one work request
- * (128 KiB of pages with soft-RoCE's 32 SGEs), and a quarter of the queue
- * at 1 MiB; rmbd_c_io_prep() holds back what does not fit.
+ * a queue of depth 1024.  Room for every request at its smallest and one
+ * in RMBD_C_LARGE_SHARE at its largest still lets all of them be in
+ * flight while each fits one work request (128 KiB of pages with
+ * soft-RoCE's 32 SGEs), and a quarter of the queue at 1 MiB;
+ * rmbd_c_io_prep() holds back what does not fit.
  */
 unsigned int rmbd_c_wr_budget(const struct rmbd_c_leg *leg,
 			      unsigned int depth)

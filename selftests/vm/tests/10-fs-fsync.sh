@@ -33,9 +33,6 @@ head -c 1M /dev/urandom > "$src/patch"
 head -c 100000 /dev/urandom > "$src/conf1"
 head -c 120000 /dev/urandom > "$src/conf2"
 
-# Lines of the kernel log after line $1.
-kmsg_since() { dmesg | tail -n +$(( $1 + 1 )); }
-
 # sha256 of every regular file under the mount, by path.
 manifest() { (cd "$mnt" && find . -type f -print0 | sort -z | xargs -0 -r sha256sum); }
 
@@ -148,7 +145,7 @@ recover() {	# FS
 		dumpe2fs -h "/dev/$dev" 2> /dev/null | grep -q '^Filesystem features:.*needs_recovery' ||
 			fail "ext4: the journal does not need recovery: the crash was a clean umount"
 	fi
-	k=$(dmesg | wc -l)
+	k=$(kmsg_mark)
 	if ! mount -t "$fs" "/dev/$dev" "$mnt" 2> /tmp/mount.err; then
 		# The dead mount's xfs super block may still hold the UUID.
 		[[ $fs == xfs ]] || fail "$fs: mount after the crash failed: $(cat /tmp/mount.err)"

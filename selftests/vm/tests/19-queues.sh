@@ -77,14 +77,6 @@ log "io_uring hipri: $w KiB written and $r KiB verified"
 dev_disconnect "$dev"
 (( $(qps rmbd_client) == qp_client0 )) || fail "client queue pairs left after disconnect: $(rdma res show cm_id)"
 
-# The kernel log from here on, not what earlier tests left in it
-kmsg_mark() {	# TAG
-	echo "rmbd-test 19-queues: $1" > /dev/kmsg
-}
-kmsg_since() {	# TAG
-	dmesg | sed -n "/rmbd-test 19-queues: $1\$/,\$p"
-}
-
 # A send queue has room for every request at its smallest and a quarter
 # of them at their largest (rmbd_c_wr_budget()): at depth 16 on rxe,
 # 16 + 4 x 7 work requests, where a 1 MiB request of 256 pages takes 8
@@ -98,12 +90,12 @@ kmsg_since() {	# TAG
 scatterio=$RMBD_REPO/selftests/vm/scatterio
 [[ -x $scatterio ]] || fail "selftests/vm/scatterio not built"
 dev=$(dev_connect queues queues 1 depth 16)
-kmsg_mark scatterio
+k=$(kmsg_mark)
 "$scatterio" "/dev/$dev" 16 48 > "$out/scatter.out" 2>&1 ||
 	fail "scatterio at depth 16: $(tail -n 5 "$out/scatter.out")"
 st=$(rmbd_cli -s -j dev show "$dev" | jq -c '.[0].stats')
 (( $(jq '.errors + .timeouts + .reconnects' <<< "$st") == 0 )) &&
-	! kmsg_since scatterio | grep -q "$dev: posting work requests failed" ||
+	! kmsg_since "$k" | grep -q "$dev: posting work requests failed" ||
 	fail "1 MiB of 256 pages at depth 16: errors, timeouts or a reconnect: $st"
 (( $(jq .requeues <<< "$st") > 0 )) ||
 	fail "1 MiB of 256 pages, 16 at a time, at depth 16: no request waited for the send queue: $st"
@@ -116,12 +108,12 @@ dev_disconnect "$dev"
 # (selftests/debug-kernel/patches/0006) and its READs take 8 SGEs
 # (patches/0010), so 16 work requests a READ of 128 segments: 4865 do
 # not fit, and the depth halves until they do.
-kmsg_mark deep
+k=$(kmsg_mark)
 dev=$(dev_connect queues queues 1 depth 1024)
 d=$(dev_field "$dev" depth)
 if [[ $(uname -r) == *-rmbd-debug ]]; then
 	(( d >= 16 && d < 1024 )) || fail "depth 1024 on the stricter rxe: the device has depth $d"
-	kmsg_since deep | grep -q "$dev: queue depth $d, not 1024:" ||
+	kmsg_since "$k" | grep -q "$dev: queue depth $d, not 1024:" ||
 		fail "no word in the kernel log of the depth $d, not 1024"
 else
 	(( d == 1024 )) || fail "depth 1024 on rxe: the device has depth $d"

@@ -40,6 +40,11 @@ wait_exit() {	# PID SECONDS WHAT
 # The wall clock in microseconds, from a builtin: no fork while timing.
 usec() { echo "${EPOCHREALTIME/./}"; }
 
+# The kernel log's length now, and its lines after such a mark: what a
+# step logged, not what earlier tests in the same VM did.
+kmsg_mark() { dmesg | wc -l; }
+kmsg_since() { dmesg | tail -n +$(( $1 + 1 )); }	# MARK
+
 # MemAvailable in bytes once the page cache is dropped and frees have
 # settled.
 mem_avail() {
