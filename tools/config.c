@@ -57,7 +57,8 @@ struct cfg_line {
 struct cfg {
 	const char *file;
 	uint32_t wait;			/* apply: seconds a connect is tried */
-	struct cfg_line *lines;
+	/* One allocation a line: a parsed request points into its own line */
+	struct cfg_line **lines;
 	size_t n;
 	struct rmbd_ctx *ctx;
 	/* What is there, read when a line needs it */
@@ -70,13 +71,14 @@ static void cfg_free(struct cfg *c)
 	size_t i;
 
 	for (i = 0; i < c->n; i++) {
-		if (c->lines[i].kind == CFG_HOST)
-			memset(c->lines[i].h.secret, 0,
-			       sizeof(c->lines[i].h.secret));
-		if (c->lines[i].kind == CFG_DEV)
-			memset(c->lines[i].d.secret, 0,
-			       sizeof(c->lines[i].d.secret));
-		free(c->lines[i].text);
+		if (c->lines[i]->kind == CFG_HOST)
+			memset(c->lines[i]->h.secret, 0,
+			       sizeof(c->lines[i]->h.secret));
+		if (c->lines[i]->kind == CFG_DEV)
+			memset(c->lines[i]->d.secret, 0,
+			       sizeof(c->lines[i]->d.secret));
+		free(c->lines[i]->text);
+		free(c->lines[i]);
 	}
 	free(c->lines);
 	free(c->listeners.v);
@@ -133,7 +135,7 @@ static int cfg_read(struct cfg *c)
 {
 	char *line = NULL, *words[MAX_LINE_WORDS];
 	unsigned long lineno = 0;
-	struct cfg_line *l, *grown;
+	struct cfg_line *l, **grown;
 	size_t cap = 0, alloc = 0;
 	const char *why;
 	int n, skip = 0, ret = 0;
@@ -157,15 +159,16 @@ static int cfg_read(struct cfg *c)
 			}
 			c->lines = grown;
 		}
-		l = &c->lines[c->n];
-		memset(l, 0, sizeof(*l));
-		l->text = strdup(line);
-		if (!l->text) {
+		l = calloc(1, sizeof(*l));
+		if (l)
+			l->text = strdup(line);
+		if (!l || !l->text) {
+			free(l);
 			fprintf(stderr, "rmbd: %s\n", strerror(ENOMEM));
 			ret = EXIT_FAIL;
 			break;
 		}
-		c->n++;
+		c->lines[c->n++] = l;
 		l->lineno = lineno;
 		n = split_words(l->text, words, &why);
 		if (n < 0) {
@@ -177,6 +180,7 @@ static int cfg_read(struct cfg *c)
 		if (!n) {
 			/* A blank line or a comment */
 			free(l->text);
+			free(l);
 			c->n--;
 			continue;
 		}
@@ -361,7 +365,7 @@ static bool file_names_host(const struct cfg *c, const char *export,
 	uint32_t k;
 
 	for (i = 0; i < c->n; i++) {
-		l = &c->lines[i];
+		l = c->lines[i];
 		if (l->kind == CFG_HOST && !strcmp(l->h.export_name, export) &&
 		    !strcmp(l->h.host, host))
 			return true;
@@ -692,9 +696,9 @@ static int cfg_dups(const struct cfg *c)
 	const struct cfg_line *a, *b;
 
 	for (i = 0; i < c->n; i++) {
-		b = &c->lines[i];
+		b = c->lines[i];
 		for (k = 0; k < i; k++) {
-			a = &c->lines[k];
+			a = c->lines[k];
 			if (same_thing(a, b, &what)) {
 				fprintf(stderr, "rmbd: %s:%lu: the %s is on line %lu already\n",
 					c->file, b->lineno, what, a->lineno);
@@ -720,7 +724,7 @@ static int cfg_plan(struct cfg *c)
 	int ret;
 
 	for (i = 0; i < c->n; i++) {
-		l = &c->lines[i];
+		l = c->lines[i];
 		ret = cfg_load(c, l->kind);
 		if (ret)
 			return ret;
@@ -1007,13 +1011,13 @@ static int config_apply(int argc, char **argv)
 		return ret;
 	print_open_array();
 	for (i = 0; i < c.n; i++) {
-		if (c.lines[i].state != CFG_CONFLICT)
+		if (c.lines[i]->state != CFG_CONFLICT)
 			continue;
-		report(&c, &c.lines[i], "conflict");
+		report(&c, c.lines[i], "conflict");
 		bad = true;
 	}
 	for (i = 0; !bad && i < c.n; i++) {
-		struct cfg_line *l = &c.lines[i];
+		struct cfg_line *l = c.lines[i];
 
 		if (l->state == CFG_PRESENT) {
 			report(&c, l, "unchanged");
@@ -1046,7 +1050,7 @@ static int config_check(int argc, char **argv)
 		return ret;
 	print_open_array();
 	for (i = 0; i < c.n; i++) {
-		struct cfg_line *l = &c.lines[i];
+		struct cfg_line *l = c.lines[i];
 
 		report(&c, l, l->state == CFG_PRESENT ? "unchanged" :
 			      l->state == CFG_CONFLICT ? "conflict" :
@@ -1065,8 +1069,8 @@ static bool file_adds_export(const struct cfg *c, const char *name)
 	size_t i;
 
 	for (i = 0; i < c->n; i++)
-		if (c->lines[i].kind == CFG_EXPORT &&
-		    !strcmp(c->lines[i].e.o.name, name))
+		if (c->lines[i]->kind == CFG_EXPORT &&
+		    !strcmp(c->lines[i]->e.o.name, name))
 			return true;
 	return false;
 }
@@ -1142,7 +1146,7 @@ static int config_remove(int argc, char **argv)
 		return ret;
 	print_open_array();
 	for (i = c.n; i-- > 0;) {
-		struct cfg_line *l = &c.lines[i];
+		struct cfg_line *l = c.lines[i];
 
 		/* The device of a line in conflict is still the file's */
 		l->why[0] = '\0';

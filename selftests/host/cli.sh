@@ -284,6 +284,65 @@ usage config "invalid wait 'soon' (0-86400 seconds)" config apply "$tmp/cfg" wai
 usage config "unknown keyword 'wait'" config check "$tmp/cfg" wait 5
 expect 0 "" "" sh -c "printf '# nothing\n\n' | '$FAKE' config apply -"
 expect 0 "[]" "" sh -c "printf '' | '$FAKE' -j config check -"
+
+# Files of any length: every line kept as parsed (a request points into
+# its own line, which must not move as the file grows), each made once,
+# in order.  Line 1 is a two-leg connect, then exports with two hosts,
+# hosts with a secret and listeners; comments and blank lines between.
+for len in 1 9 50 500; do
+	f=$tmp/cfg-$len
+	want="open
+dev_list"
+	[ "$len" -gt 1 ] && want="$want
+export_list
+listener_list"
+	want="$want
+dev_connect legs 10.200.0.2 0 m0 + 10.200.0.3 0 m1 layout 0 0 0 0 0 0 - 0 0 host-1 32"
+	echo "dev connect addr 10.200.0.2 export m0 addr 10.200.0.3 export m1 host host-1 secret-file $tmp/cfg.key" >"$f"
+	for ((i = 2; i <= len; i++)); do
+		case $((i % 4)) in
+		0|1)
+			echo "export add e$i size 4M hosts h$i,h$i-b"
+			want="$want
+export_add e$i 4194304 0
+  any_host 0 shared 0 read_only 0 hosts h$i,h$i-b" ;;
+		2)
+			echo "# line $i"
+			echo
+			echo "export host add e$((i - 1)) g$i secret-file $tmp/cfg.key"
+			want="$want
+export_host_add e$((i - 1)) g$i secret 32 ?" ;;
+		3)
+			echo "listener add 10.1.$((i / 200)).$((i % 200 + 1)) port $((7000 + i))"
+			want="$want
+listener_add 10.1.$((i / 200)).$((i % 200 + 1)) $((7000 + i)) 0" ;;
+		esac
+	done >>"$f"
+	log_reset
+	env RMBD_FAKE_EMPTY=1 "$FAKE" config check "$f" >"$tmp/out" 2>&1
+	got=$(grep -c ': missing$' "$tmp/out")
+	if [ "$got" = "$len" ] && ! grep -q '(null)' "$tmp/out"; then
+		pass "config check of $len lines: each line missing, once"
+	else
+		fail "config check of $len lines: $got of $len missing"
+		head -n 5 "$tmp/out" | sed 's/^/# /'
+	fi
+	log_reset
+	env RMBD_FAKE_EMPTY=1 "$FAKE" config apply "$f" >"$tmp/out" 2>&1
+	rc=$?
+	# The fake logs the lists it reads where it reads them; keep only
+	# what apply asked for, after them.
+	got=$(grep -v '^dev_list$\|^export_list$\|^listener_list$\|^open$' \
+		"$RMBD_FAKE_LOG")
+	want_req=$(echo "$want" | grep -v '^dev_list$\|^export_list$\|^listener_list$\|^open$')
+	if [ "$rc" = 0 ] && [ "$got" = "$want_req" ]; then
+		pass "config apply of $len lines: every request as its line says"
+	else
+		fail "config apply of $len lines: exit $rc"
+		diff <(echo "$want_req") <(echo "$got") | head -n 10 | sed 's/^/# /'
+		head -n 5 "$tmp/out" | sed 's/^/# /'
+	fi
+done
 unset RMBD_HOSTID_FILE
 
 # Usage errors
