@@ -173,8 +173,8 @@ fi
 # lane takes the tests of the failure and teardown paths, where KASAN,
 # lockdep and kmemleak find what the Debian kernel hides: bad input,
 # module unload, forced deletion, the loss timeout, removal under I/O,
-# the races, fault injection, the in-use check, a hostile peer and a
-# lying target.  19-queues for the stricter
+# the races (38-leg-race needs the debug kernel's fail_function), fault
+# injection, the in-use check, a hostile peer and a lying target.  19-queues for the stricter
 # rxe's completion vectors and send queue budget (debug-kernel/patches/
 # 0005, 0006); over its stricter siw (0004) the data: registered READ
 # sinks, each write's flush.  Left to make check-debug, for CI's time
@@ -185,7 +185,7 @@ fi
 # 24-auth and 25-ownership (policy, not teardown), and the two-VM test.
 debug_default="00-rxe 04-bad-input 05-module-unload 07-force-delete
 	13-loss-timeout 14-removal-under-io 15-races 16-alloc-failures
-	18-in-use 19-queues 22-hostile-peer 29-lying-target
+	18-in-use 19-queues 22-hostile-peer 29-lying-target 38-leg-race
 	00-rxe@siw 01-data-verify@siw"
 
 if [[ ${RMBD_WITH_DEBUG:-0} != 0 ]]; then

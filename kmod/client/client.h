@@ -16,6 +16,20 @@
  * Each is an RC QP that only issues one-sided RDMA READ and WRITE.  The
  * target's slabs are mapped at connect time; a request never crosses a
  * slab (chunk_sectors), so it is one work request to one (address, rkey).
+ *
+ * Locks, outer first; none is taken with one after it held:
+ *  1. leg->recovery_lock: one leg's recovery, reconnect, replace and stop.
+ *     Two at once only as a replace takes them (the new leg's, then the
+ *     old one's, nested 1) and the disk's add (every leg's, nested by
+ *     index).
+ *  2. rmbd_c_events_sem (read: an event being sent), then
+ *  3. rmbd_c_mutex: the device list, a device's legs and connect,
+ *     disconnect and replace bookkeeping.  Never held across I/O the
+ *     device itself must complete (its recovery takes it).
+ *  4. dev->state_lock (state.c; any context, interrupts off), and apart
+ *     from it dev->spare_lock and dev->uevent_lock: nothing is taken
+ *     under these but the block layer's and the workqueues' own.
+ *  5. dev->sync_lock, q->lock, q->poll_lock: the I/O path's, innermost.
  */
 #ifndef RMBD_CLIENT_H
 #define RMBD_CLIENT_H
@@ -64,10 +78,35 @@ enum {
 	RMBD_C_Q_POLLABLE,	/* blk-mq may reap the poll CQ (not draining) */
 };
 
-/* rmbd_c_dev.flags: what becomes of the device's requests */
+/*
+ * enum rmbd_c_state - a device's state (state.c, the one place that
+ * changes it; the table of its transitions is in Documentation/design.rst)
+ * @RMBD_C_NEW: its legs are being set up; a failure fails the connect
+ * @RMBD_C_ADDING: its disk is being added (a partition scan does I/O):
+ *	a failure recovers as on a live device
+ * @RMBD_C_LIVE: I/O flows; legs that are up hold all of its data
+ * @RMBD_C_RECONNECTING: no leg that is up holds some of its data: I/O
+ *	waits for one, up to the loss timeout
+ * @RMBD_C_FAILED: given up: I/O fails until it is disconnected
+ * @RMBD_C_DELETING: being disconnected: I/O fails
+ */
+enum rmbd_c_state {
+	RMBD_C_NEW,
+	RMBD_C_ADDING,
+	RMBD_C_LIVE,
+	RMBD_C_RECONNECTING,
+	RMBD_C_FAILED,
+	RMBD_C_DELETING,
+};
+
+/*
+ * rmbd_c_dev.flags: what becomes of the device's requests, as its state
+ * says (set and cleared by state.c alone, for the I/O path to read
+ * without a lock)
+ */
 enum {
-	RMBD_C_DEV_RECOVERING,	/* requests wait on the requeue list */
-	RMBD_C_DEV_DEAD,	/* no reconnect: requests fail with EIO */
+	RMBD_C_DEV_RECOVERING,	/* RECONNECTING: requests wait on the requeue list */
+	RMBD_C_DEV_DEAD,	/* FAILED or DELETING: requests fail with EIO */
 	RMBD_C_DEV_NO_RESYNC,	/* a replace holds the resync off */
 };
 
@@ -242,6 +281,11 @@ struct rmbd_c_leg {
 	struct rmbd_c_dev	*dev;
 	unsigned int		index;		/* in dev->legs[] */
 	unsigned long		flags;
+	/*
+	 * What its queues call when one of them breaks (a failed work
+	 * request or post, a connection lost): rmbd_c_schedule_fail().
+	 */
+	void			(*broken)(struct rmbd_c_leg *leg);
 	/* Its queues are being torn down for good (rmbd_c_leg_stop()) */
 	bool			stopping;
 	/* On dev->retired, once replaced (rmbd_c_dev_replace()) */
@@ -412,9 +456,21 @@ struct rmbd_c_dev {
 	struct kref		ref;		/* the list's, and remove_one's */
 	struct list_head	entry;
 	int			index;
-	u8			state;		/* enum rmbd_dev_state */
-	/* rmbd_c_dev_connect() is adding the disk: not to be disconnected */
-	bool			adding;
+	/*
+	 * enum rmbd_c_state, changed by rmbd_c_dev_change_state() alone,
+	 * under @state_lock (any context: a completion may find the data
+	 * gone); read with READ_ONCE().  @down_untold: it waits since a
+	 * completion or a request found its data gone, and the leg's error
+	 * work has still to say so.
+	 */
+	u8			state;
+	bool			down_untold;
+	spinlock_t		state_lock;
+	/*
+	 * rmbd_c_dev_connect() returned it and no disconnect began (under
+	 * rmbd_c_mutex): it may be disconnected, and its counters read.
+	 */
+	bool			connected;
 	/* A leg is being replaced: not to be disconnected, nor replaced */
 	bool			replacing;
 	/* The new leg of that replace, until it is in place */
@@ -526,8 +582,7 @@ struct rmbd_c_dev {
 	bool			uevents_on;
 	/*
 	 * One per hardware queue, from the tag set's allocation on; read by
-	 * netlink while @stats_on (under rmbd_c_mutex: from the end of the
-	 * connect until the disconnect starts).
+	 * netlink while @connected.
 	 */
 	struct rmbd_c_stats	*stats;
 	/*
@@ -536,7 +591,6 @@ struct rmbd_c_dev {
 	 * held back for when the page allocator has none.
 	 */
 	mempool_t		*seg_pool;
-	bool			stats_on;
 	DECLARE_KFIFO(uevents, u16, 16);
 	struct work_struct	uevent_work;
 	struct blk_mq_tag_set	tag_set;
@@ -569,8 +623,6 @@ extern struct workqueue_struct *rmbd_c_wq;
 extern struct workqueue_struct *rmbd_c_post_wq;
 
 /* leg.c: the session to the target */
-int rmbd_c_first_device(struct rmbd_c_leg *leg, struct ib_device *ibdev,
-			u32 port, const char **why);
 int rmbd_c_leg_start(struct rmbd_c_leg *leg, const char **why);
 void rmbd_c_leg_halt(struct rmbd_c_leg *leg);
 bool rmbd_c_leg_port_active(struct rmbd_c_leg *leg);
@@ -589,8 +641,9 @@ void rmbd_c_err_work(struct work_struct *work);
 void rmbd_c_reconnect_work(struct work_struct *work);
 
 /* queue.c: queue pairs and the I/O on them */
-int rmbd_c_queue_connect(struct rmbd_c_leg *leg, unsigned int idx,
-			 const char **why);
+int rmbd_c_queue_resolve(struct rmbd_c_queue *q, const char **why);
+int rmbd_c_queue_establish(struct rmbd_c_queue *q, unsigned int min_depth,
+			   const char **why);
 void rmbd_c_queue_destroy_qp(struct rmbd_c_queue *q);
 void rmbd_c_queue_drain(struct rmbd_c_queue *q);
 void rmbd_c_post_begin(struct rmbd_c_leg *leg);
@@ -656,7 +709,6 @@ int rmbd_c_dev_replace(int index, unsigned int i,
 		       const char **why);
 struct rmbd_c_dev *rmbd_c_dev_find(int index);
 void rmbd_c_release_requests(struct rmbd_c_dev *dev);
-void rmbd_c_dev_kill(struct rmbd_c_dev *dev);
 void rmbd_c_spare_kick(struct rmbd_c_dev *dev, unsigned long delay);
 void rmbd_c_dev_put(struct rmbd_c_dev *dev);
 void rmbd_c_end_request(struct request *rq, blk_status_t status);
@@ -685,6 +737,19 @@ bool rmbd_c_write_enter(struct rmbd_c_dev *dev, struct request *rq);
 void rmbd_c_write_exit(struct rmbd_c_dev *dev, struct rmbd_c_req *req);
 void rmbd_c_resync_start(struct rmbd_c_dev *dev);
 void rmbd_c_resync_work(struct work_struct *work);
+
+/* state.c: the device's state */
+u8 rmbd_c_dev_uapi_state(struct rmbd_c_dev *dev);
+void rmbd_c_dev_state_init(struct rmbd_c_dev *dev);
+bool rmbd_c_dev_settle(struct rmbd_c_dev *dev);
+bool rmbd_c_dev_change_state(struct rmbd_c_dev *dev, enum rmbd_c_state new);
+enum rmbd_c_state rmbd_c_dev_unreadable(struct rmbd_c_dev *dev);
+void rmbd_c_dev_revive(struct rmbd_c_dev *dev);
+bool rmbd_c_dev_leg_down(struct rmbd_c_dev *dev, struct rmbd_c_leg *leg);
+bool rmbd_c_dev_leg_up(struct rmbd_c_dev *dev, struct rmbd_c_leg *leg,
+		       bool *gone);
+void rmbd_c_dev_leg_refused(struct rmbd_c_dev *dev, struct rmbd_c_leg *leg);
+bool rmbd_c_dev_loss_expired(struct rmbd_c_dev *dev);
 
 /* netlink.c */
 int rmbd_c_netlink_init(void);

@@ -86,9 +86,21 @@ static blk_status_t rmbd_c_wait_leg(struct rmbd_c_dev *dev,
 		return BLK_STS_IOERR;
 	if (blk_noretry_request(rq))
 		return rmbd_c_fail_fast(rq);
-	set_bit(RMBD_C_DEV_RECOVERING, &dev->flags);
-	blk_mq_start_request(rq);
-	rmbd_c_park(dev, rq);
+	switch (rmbd_c_dev_unreadable(dev)) {
+	case RMBD_C_RECONNECTING:
+		blk_mq_start_request(rq);
+		rmbd_c_park(dev, rq);
+		break;
+	case RMBD_C_LIVE:
+	case RMBD_C_ADDING:
+		/* A leg with its data came back meanwhile: try again. */
+		rmbd_c_count_requeue(rq);
+		blk_mq_start_request(rq);
+		blk_mq_requeue_request(rq, true);
+		break;
+	default:
+		return BLK_STS_IOERR;
+	}
 	if (last)
 		rmbd_c_commit_rqs(hctx);
 	return BLK_STS_OK;
@@ -393,7 +405,8 @@ static const struct block_device_operations rmbd_c_fops = {
 
 /*
  * Let parked requests run again: on the new session, or to fail.  The
- * caller cleared RMBD_C_DEV_RECOVERING or set RMBD_C_DEV_DEAD.
+ * state machine cleared RMBD_C_DEV_RECOVERING or set RMBD_C_DEV_DEAD.
+ * Any context.
  */
 void rmbd_c_release_requests(struct rmbd_c_dev *dev)
 {
@@ -404,27 +417,16 @@ void rmbd_c_release_requests(struct rmbd_c_dev *dev)
 	blk_mq_kick_requeue_list(dev->disk->queue);
 }
 
-/* Give up: parked and new I/O fails with EIO; the device stays failed. */
-void rmbd_c_dev_kill(struct rmbd_c_dev *dev)
-{
-	set_bit(RMBD_C_DEV_DEAD, &dev->flags);
-	rmbd_c_release_requests(dev);
-}
-
 static void rmbd_c_loss_work(struct work_struct *work)
 {
 	struct rmbd_c_dev *dev = container_of(to_delayed_work(work),
 					      struct rmbd_c_dev, loss_work);
-	bool expired = false;
 
-	/* Not under recovery_lock: a reconnect attempt may hold it for long. */
-	mutex_lock(&rmbd_c_mutex);
-	if (dev->state == RMBD_DEV_STATE_RECONNECTING) {
-		dev->state = RMBD_DEV_STATE_FAILED;
-		expired = true;
-	}
-	mutex_unlock(&rmbd_c_mutex);
-	if (!expired)
+	/*
+	 * Not under recovery_lock: a reconnect attempt may hold it for long.
+	 * Parked and new I/O fails with EIO from now on.
+	 */
+	if (!rmbd_c_dev_loss_expired(dev))
 		return;
 	if (dev->nr_legs == 1)
 		pr_warn("rmbd%d: %pISpc not back within %u s, I/O fails\n",
@@ -432,7 +434,6 @@ static void rmbd_c_loss_work(struct work_struct *work)
 	else
 		pr_warn("rmbd%d: no leg with its data back within %u s, I/O fails\n",
 			dev->index, dev->loss_timeout);
-	rmbd_c_dev_kill(dev);
 	rmbd_c_notify(dev, RMBD_DEV_EVENT_FAILED);
 }
 
@@ -452,7 +453,7 @@ static void rmbd_c_recovery_end(struct rmbd_c_dev *dev)
 	dev->spares_stopped = true;
 	spin_unlock(&dev->spare_lock);
 	cancel_delayed_work_sync(&dev->spare_work);
-	set_bit(RMBD_C_DEV_DEAD, &dev->flags);
+	rmbd_c_dev_change_state(dev, RMBD_C_DELETING);
 	for (i = 0; i < dev->nr_legs; i++) {
 		flush_work(&dev->legs[i]->err_work);
 		cancel_delayed_work_sync(&dev->legs[i]->reconnect_work);
@@ -610,9 +611,7 @@ static noinline int rmbd_c_disk_add(struct rmbd_c_dev *dev)
 	 * recovers within the loss timeout as on a live device: its I/O
 	 * waits, and the scan with it.
 	 */
-	mutex_lock(&rmbd_c_mutex);
-	dev->adding = true;
-	mutex_unlock(&rmbd_c_mutex);
+	rmbd_c_dev_change_state(dev, RMBD_C_ADDING);
 	ret = device_add_disk(NULL, dev->disk, rmbd_c_attr_groups);
 	if (ret)
 		goto out_put_disk;
@@ -733,9 +732,8 @@ static bool rmbd_c_export_taken(const char *host, const struct rmbd_c_leg *b,
 
 	lockdep_assert_held(&rmbd_c_mutex);
 	list_for_each_entry(d, &rmbd_c_devs, entry) {
-		if (d->state != RMBD_DEV_STATE_CONNECTING &&
-		    d->state != RMBD_DEV_STATE_LIVE &&
-		    d->state != RMBD_DEV_STATE_RECONNECTING)
+		if (READ_ONCE(d->state) == RMBD_C_FAILED ||
+		    READ_ONCE(d->state) == RMBD_C_DELETING)
 			continue;
 		if (strcmp(d->host, host))
 			continue;
@@ -792,6 +790,7 @@ static struct rmbd_c_leg *rmbd_c_leg_alloc(struct rmbd_c_dev *dev,
 	leg->index = i;
 	mutex_init(&leg->recovery_lock);
 	INIT_WORK(&leg->err_work, rmbd_c_err_work);
+	leg->broken = rmbd_c_schedule_fail;
 	INIT_DELAYED_WORK(&leg->reconnect_work, rmbd_c_reconnect_work);
 	INIT_DELAYED_WORK(&leg->ka_work, rmbd_c_keepalive_work);
 
@@ -962,6 +961,7 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 	kref_init(&dev->ref);
 	rmbd_c_uevent_init(dev);
 	spin_lock_init(&dev->sync_lock);
+	rmbd_c_dev_state_init(dev);
 	INIT_DELAYED_WORK(&dev->loss_work, rmbd_c_loss_work);
 	INIT_WORK(&dev->resync_work, rmbd_c_resync_work);
 	INIT_DELAYED_WORK(&dev->spare_work, rmbd_c_spare_work);
@@ -1010,7 +1010,6 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 	dev->nr_io_queues = args->nr_io_queues;
 	dev->nr_poll_queues = args->nr_poll_queues;
 	dev->queue_depth = args->queue_depth;
-	dev->state = RMBD_DEV_STATE_CONNECTING;
 	dev->reconnect_delay = args->reconnect_delay;
 	dev->loss_timeout = args->loss_timeout;
 
@@ -1069,8 +1068,7 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 	 * meanwhile: the reconnect starts the keepalive.  Before the mutex
 	 * is dropped: nobody can disconnect it before this is queued.
 	 */
-	if (dev->state == RMBD_DEV_STATE_CONNECTING) {
-		dev->state = RMBD_DEV_STATE_LIVE;
+	if (rmbd_c_dev_settle(dev)) {
 		for (i = 0; i < dev->nr_legs; i++)
 			if (!test_bit(RMBD_C_LEG_RECOVERING,
 				      &dev->legs[i]->flags))
@@ -1080,8 +1078,7 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 		/* Legs that rmbd_c_initial_sync() found stale */
 		rmbd_c_resync_start(dev);
 	}
-	dev->adding = false;
-	dev->stats_on = true;
+	dev->connected = true;
 	*index = dev->index;
 	/* It may be disconnected as soon as the mutex is dropped. */
 	kref_get(&dev->ref);
@@ -1145,8 +1142,7 @@ static struct rmbd_c_dev *rmbd_c_dev_find_idle(int index, int *err,
 		*err = -ENODEV;
 		return NULL;
 	}
-	if (dev->state == RMBD_DEV_STATE_CONNECTING || dev->adding ||
-	    dev->replacing || dev->state == RMBD_DEV_STATE_DELETING) {
+	if (!dev->connected || dev->replacing) {
 		mutex_unlock(&rmbd_c_mutex);
 		*why = "device is connecting, being disconnected, or a leg of it being replaced";
 		*err = -EBUSY;
@@ -1207,8 +1203,8 @@ int rmbd_c_dev_disconnect(int index, bool force, const char **why)
 		if (!dev)
 			return err;
 	}
-	dev->state = RMBD_DEV_STATE_DELETING;
-	dev->stats_on = false;
+	/* Deleting from here on (rmbd_c_recovery_end()) */
+	dev->connected = false;
 	mutex_unlock(&rmbd_c_mutex);
 	rmbd_c_dev_remove(dev);
 	return 0;
@@ -1320,7 +1316,7 @@ static int rmbd_c_leg_swap(struct rmbd_c_dev *dev, unsigned int i,
 static int rmbd_c_replace_ok(struct rmbd_c_dev *dev, unsigned int i,
 			     const char **why)
 {
-	if (dev->state != RMBD_DEV_STATE_LIVE) {
+	if (READ_ONCE(dev->state) != RMBD_C_LIVE) {
 		*why = "the device is not live";
 		return -EIO;
 	}
@@ -1539,10 +1535,8 @@ void rmbd_c_dev_exit(void)
 		mutex_lock(&rmbd_c_mutex);
 		dev = list_first_entry_or_null(&rmbd_c_devs, struct rmbd_c_dev,
 					       entry);
-		if (dev) {
-			dev->state = RMBD_DEV_STATE_DELETING;
-			dev->stats_on = false;
-		}
+		if (dev)
+			dev->connected = false;
 		mutex_unlock(&rmbd_c_mutex);
 		if (!dev)
 			break;
@@ -1623,8 +1617,7 @@ static void rmbd_c_spare_work(struct work_struct *work)
 	int i, ret;
 
 	mutex_lock(&rmbd_c_mutex);
-	if (!dev->nr_spares || test_bit(RMBD_C_DEV_DEAD, &dev->flags) ||
-	    dev->state != RMBD_DEV_STATE_LIVE) {
+	if (!dev->nr_spares || READ_ONCE(dev->state) != RMBD_C_LIVE) {
 		/* Kicked again on its way back to live. */
 		mutex_unlock(&rmbd_c_mutex);
 		return;

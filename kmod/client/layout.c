@@ -679,6 +679,8 @@ static void rmbd_c_resync_leg(struct rmbd_c_dev *dev, struct rmbd_c_leg *leg)
 	} while (!done && !rmbd_c_resync_stop(dev, leg));
 	if (!done)
 		return;
+	/* A device that waited for its data may have it again. */
+	rmbd_c_dev_revive(dev);
 	pr_info("rmbd%d: leg %u in sync again: %llu MiB copied in %u ms\n",
 		dev->index, leg->index, copied >> 20,
 		jiffies_to_msecs(jiffies - start));

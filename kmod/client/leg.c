@@ -45,10 +45,8 @@ void rmbd_c_leg_lost(struct rmbd_c_leg *leg)
 	struct rmbd_c_dev *dev = leg->dev;
 
 	clear_bit(RMBD_C_LEG_UP, &leg->flags);
-	/* Pairs with itself on another leg: one of two failing legs sees. */
-	smp_mb__after_atomic();
-	if (dev->loss_timeout && !rmbd_c_dev_readable(dev))
-		set_bit(RMBD_C_DEV_RECOVERING, &dev->flags);
+	/* The device's state_lock orders this with the other legs' news. */
+	rmbd_c_dev_unreadable(dev);
 }
 
 /**
@@ -110,8 +108,9 @@ static int rmbd_c_read_sink(struct ib_device *ibdev, bool iwarp,
 		     RMBD_C_MAX_IO_BYTES / PAGE_SIZE + 1);
 }
 
-int rmbd_c_first_device(struct rmbd_c_leg *leg, struct ib_device *ibdev,
-			u32 port, const char **why)
+static int rmbd_c_first_device(struct rmbd_c_leg *leg,
+			       struct ib_device *ibdev, u32 port,
+			       const char **why)
 {
 	struct ib_device_attr *attrs = &ibdev->attrs;
 	unsigned int depth = leg->dev->queue_depth;
@@ -860,6 +859,48 @@ static int rmbd_c_queues_alloc(struct rmbd_c_leg *leg)
 	return 0;
 }
 
+/*
+ * Connect queue @idx of @leg: the first queue finds the leg's RDMA device,
+ * the others must reach the target over it.  Before the disk exists the
+ * first I/O queue may get a smaller depth than asked (the RDMA device's
+ * send queues hold no more); the device and the other queues then take
+ * that depth.
+ */
+static int rmbd_c_leg_queue_connect(struct rmbd_c_leg *leg, unsigned int idx,
+				    const char **why)
+{
+	struct rmbd_c_queue *q = &leg->queues[idx];
+	struct rmbd_c_dev *dev = leg->dev;
+	bool shrink = idx == 1 && !dev->disk;
+	unsigned int i;
+	int ret;
+
+	ret = rmbd_c_queue_resolve(q, why);
+	if (ret)
+		return ret;
+	if (!leg->ibdev) {
+		ret = rmbd_c_first_device(leg, q->cm_id->device,
+					  q->cm_id->port_num, why);
+		if (ret)
+			return ret;
+	} else if (leg->ibdev != q->cm_id->device) {
+		*why = "queues resolved to different RDMA devices";
+		return -EXDEV;
+	}
+	ret = rmbd_c_queue_establish(q, shrink ? RMBD_C_MIN_DEPTH : q->depth,
+				     why);
+	if (ret < 0)
+		return ret;
+	if (shrink && ret != dev->queue_depth) {
+		pr_info("rmbd%d: queue depth %d, not %u: the RDMA device's send queues hold no more\n",
+			dev->index, ret, dev->queue_depth);
+		dev->queue_depth = ret;
+		for (i = 2; i < leg->nr_queues; i++)
+			leg->queues[i].depth = ret;
+	}
+	return 0;
+}
+
 /**
  * rmbd_c_leg_start() - connect every queue and map the export
  * @leg: leg with address and export name set, of a device with its
@@ -882,7 +923,7 @@ int rmbd_c_leg_start(struct rmbd_c_leg *leg, const char **why)
 			return ret;
 		}
 	}
-	ret = rmbd_c_queue_connect(leg, 0, why);
+	ret = rmbd_c_leg_queue_connect(leg, 0, why);
 	if (ret)
 		return ret;
 	ret = rmbd_c_admin_alloc(leg);
@@ -917,7 +958,7 @@ int rmbd_c_leg_start(struct rmbd_c_leg *leg, const char **why)
 		return ret;
 	}
 	for (i = 1; i < leg->nr_queues; i++) {
-		ret = rmbd_c_queue_connect(leg, i, why);
+		ret = rmbd_c_leg_queue_connect(leg, i, why);
 		if (ret)
 			return ret;
 	}
@@ -1157,6 +1198,25 @@ void rmbd_c_recovery_unlock(struct rmbd_c_leg *leg)
 }
 
 /*
+ * A fault point of the tests (fail_function makes it return nonzero): the
+ * recovery of a lost leg decides RMBD_C_RECOVER_LATE_MS late, as when a
+ * reconnect or a disconnect holds recovery_lock and the error work waits.
+ * That widens the window between a request or a port event that finds
+ * the device's data gone and the recovery's word, in which another leg
+ * may come back.
+ */
+#define RMBD_C_RECOVER_LATE_MS	10000
+static noinline int rmbd_c_recover_late(struct rmbd_c_leg *leg)
+{
+	int late = 0;
+
+	/* Not a constant the compiler could fold into the caller */
+	asm volatile("" : "+r" (late));
+	return late;
+}
+ALLOW_ERROR_INJECTION(rmbd_c_recover_late, ERRNO);
+
+/*
  * The session broke.  When another leg holds the device's data, the device
  * goes on without this one, which reconnects; else a live device with a
  * loss timeout parks its I/O and its legs reconnect; otherwise the device
@@ -1165,57 +1225,18 @@ void rmbd_c_recovery_unlock(struct rmbd_c_leg *leg)
 void rmbd_c_recover(struct rmbd_c_leg *leg)
 {
 	struct rmbd_c_dev *dev = leg->dev;
-	bool recover = false, failed = false, degraded = false;
-	bool live, reconnect = false;
+	bool reconnect = false;
 	unsigned long delay;
 
 	lockdep_assert_held(&leg->recovery_lock);
+	if (rmbd_c_recover_late(leg))
+		msleep(RMBD_C_RECOVER_LATE_MS);
 	clear_bit(RMBD_C_LEG_UP, &leg->flags);
-	/* As in rmbd_c_schedule_fail(): the other legs' state after ours */
-	smp_mb__after_atomic();
-	mutex_lock(&rmbd_c_mutex);
-	/* Its disk being added, a device is as good as live. */
-	live = (dev->state == RMBD_DEV_STATE_LIVE ||
-		(dev->state == RMBD_DEV_STATE_CONNECTING && dev->adding)) &&
-	       !test_bit(RMBD_C_DEV_DEAD, &dev->flags);
-	if (live && rmbd_c_dev_readable(dev)) {
-		degraded = !test_bit(RMBD_C_LEG_RECOVERING, &leg->flags) &&
-			   !test_bit(RMBD_C_LEG_FAILED, &leg->flags);
-		if (degraded)
-			pr_warn("rmbd%d: connection to %pISpc (leg %u) lost, reconnecting; I/O goes on over the other legs\n",
-				dev->index, &leg->addr, leg->index);
-	} else if (live && dev->loss_timeout) {
-		dev->state = RMBD_DEV_STATE_RECONNECTING;
-		dev->loss_start = jiffies;
-		/* Also when a new session broke before err_work ran. */
-		set_bit(RMBD_C_DEV_RECOVERING, &dev->flags);
-		recover = true;
-		pr_warn("rmbd%d: connection to %pISpc lost, reconnecting; I/O waits up to %u s\n",
-			dev->index, &leg->addr, dev->loss_timeout);
-	} else if (dev->state == RMBD_DEV_STATE_LIVE ||
-		   dev->state == RMBD_DEV_STATE_CONNECTING) {
-		/* A device still connecting was never announced. */
-		failed = dev->state == RMBD_DEV_STATE_LIVE;
-		dev->state = RMBD_DEV_STATE_FAILED;
-		set_bit(RMBD_C_DEV_DEAD, &dev->flags);
-		pr_warn("rmbd%d: connection to %pISpc lost, I/O fails\n",
-			dev->index, &leg->addr);
-	}
-	/*
-	 * A spare takes its place if it stays down that long: counted from
-	 * now even when the device is not live, a spare steps in once it is.
-	 */
-	if (!leg->down_since && !test_bit(RMBD_C_DEV_DEAD, &dev->flags)) {
-		leg->down_since = jiffies ?: 1;
-		rmbd_c_spare_kick(dev, dev->loss_timeout * HZ);
-	}
 	/* Each lost leg of a device that may still use it reconnects. */
-	if ((live || dev->state == RMBD_DEV_STATE_RECONNECTING) &&
-	    !test_bit(RMBD_C_DEV_DEAD, &dev->flags) &&
+	if (rmbd_c_dev_leg_down(dev, leg) &&
 	    !test_bit(RMBD_C_LEG_FAILED, &leg->flags))
 		reconnect = !test_and_set_bit(RMBD_C_LEG_RECOVERING,
 					      &leg->flags);
-	mutex_unlock(&rmbd_c_mutex);
 
 	/*
 	 * Flush what is posted.  The queues stay, without a word to the
@@ -1229,19 +1250,10 @@ void rmbd_c_recover(struct rmbd_c_leg *leg)
 	    !leg->stopping)
 		rmbd_c_leg_teardown_quiesced(leg);
 
-	if (recover || failed)
-		rmbd_c_notify(dev, RMBD_DEV_EVENT_LINK_DOWN);
-	if (degraded)
-		rmbd_c_notify(dev, RMBD_DEV_EVENT_DEGRADED);
-	if (failed)
-		rmbd_c_notify(dev, RMBD_DEV_EVENT_FAILED);
 	/*
 	 * What is in flight comes back through ->complete: on another leg,
 	 * or to wait on the requeue list, as new requests do (rmbd_c_park()).
 	 */
-	if (recover)
-		queue_delayed_work(rmbd_c_wq, &dev->loss_work,
-				   dev->loss_timeout * HZ);
 	if (reconnect) {
 		/*
 		 * Soon after a session that lasted (a link that came back,
@@ -1302,29 +1314,14 @@ void rmbd_c_err_work(struct work_struct *work)
 static bool rmbd_c_leg_back(struct rmbd_c_leg *leg, bool *gone)
 {
 	struct rmbd_c_dev *dev = leg->dev;
-	bool live = false;
+	bool live;
 
 	mutex_lock(&rmbd_c_mutex);
-	/* Its disk being added, a device is as good as live. */
-	*gone = test_bit(RMBD_C_DEV_DEAD, &dev->flags) ||
-		(dev->state != RMBD_DEV_STATE_RECONNECTING &&
-		 dev->state != RMBD_DEV_STATE_LIVE &&
-		 !(dev->state == RMBD_DEV_STATE_CONNECTING && dev->adding));
+	live = rmbd_c_dev_leg_up(dev, leg, gone);
 	if (!*gone) {
 		leg->nr_reconnects++;
 		leg->down_since = 0;
 		clear_bit(RMBD_C_LEG_RECOVERING, &leg->flags);
-		/* A pool's legs may each hold only some of it. */
-		if (dev->state == RMBD_DEV_STATE_RECONNECTING &&
-		    test_bit(RMBD_C_LEG_IN_SYNC, &leg->flags) &&
-		    rmbd_c_dev_readable(dev)) {
-			dev->state = RMBD_DEV_STATE_LIVE;
-			/* Pairs with rmbd_c_queue_rq(): the session is up. */
-			clear_bit_unlock(RMBD_C_DEV_RECOVERING, &dev->flags);
-			live = true;
-			/* Legs that stayed away meanwhile: a spare's turn. */
-			rmbd_c_spare_kick(dev, 0);
-		}
 	}
 	mutex_unlock(&rmbd_c_mutex);
 	return live;
@@ -1338,7 +1335,6 @@ static void rmbd_c_leg_refused(struct rmbd_c_leg *leg, int ret,
 			       const char *why)
 {
 	struct rmbd_c_dev *dev = leg->dev;
-	bool kill, failed = false;
 
 	if (ret == -EBUSY && leg->holder[0])
 		pr_err("rmbd%d: leg %u: export in use by host %s\n",
@@ -1348,28 +1344,8 @@ static void rmbd_c_leg_refused(struct rmbd_c_leg *leg, int ret,
 	mutex_lock(&rmbd_c_mutex);
 	set_bit(RMBD_C_LEG_FAILED, &leg->flags);
 	clear_bit(RMBD_C_LEG_RECOVERING, &leg->flags);
-	kill = !rmbd_c_dev_recoverable(dev);
-	if (kill && (dev->state == RMBD_DEV_STATE_RECONNECTING ||
-		     dev->state == RMBD_DEV_STATE_LIVE ||
-		     dev->state == RMBD_DEV_STATE_CONNECTING)) {
-		/* A device still connecting was never announced. */
-		failed = dev->state != RMBD_DEV_STATE_CONNECTING;
-		dev->state = RMBD_DEV_STATE_FAILED;
-	}
 	mutex_unlock(&rmbd_c_mutex);
-	if (kill) {
-		pr_err("rmbd%d: no copy of its data is left; I/O fails\n",
-		       dev->index);
-		cancel_delayed_work(&dev->loss_work);
-		rmbd_c_dev_kill(dev);
-	}
-	if (failed)
-		rmbd_c_notify(dev, RMBD_DEV_EVENT_FAILED);
-	else if (!kill)
-		rmbd_c_notify(dev, RMBD_DEV_EVENT_DEGRADED);
-	/* A spare, if any, takes its place now. */
-	if (!kill)
-		rmbd_c_spare_kick(dev, 0);
+	rmbd_c_dev_leg_refused(dev, leg);
 }
 
 void rmbd_c_reconnect_work(struct work_struct *work)
@@ -1444,10 +1420,9 @@ void rmbd_c_reconnect_work(struct work_struct *work)
 		rmbd_c_notify(dev, RMBD_DEV_EVENT_LEG_BACK);
 		goto out;
 	}
-	cancel_delayed_work(&dev->loss_work);
+	/* The device released its parked requests, and stopped the timer. */
 	pr_info("rmbd%d: reconnected to %pISpc after %u ms\n", dev->index,
 		&leg->addr, jiffies_to_msecs(jiffies - dev->loss_start));
-	rmbd_c_release_requests(dev);
 	rmbd_c_notify(dev, RMBD_DEV_EVENT_LIVE);
 out:
 	rmbd_c_recovery_unlock(leg);

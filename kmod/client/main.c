@@ -39,8 +39,8 @@ static struct rmbd_c_leg *rmbd_c_leg_on_ports(struct ib_device *ibdev,
 
 	lockdep_assert_held(&rmbd_c_mutex);
 	list_for_each_entry(dev, &rmbd_c_devs, entry) {
-		if (dev->state == RMBD_DEV_STATE_CONNECTING ||
-		    dev->state == RMBD_DEV_STATE_DELETING)
+		/* Connecting (its connect fails) or going */
+		if (!dev->connected)
 			continue;
 		for (i = 0; i < dev->nr_legs; i++) {
 			leg = READ_ONCE(dev->legs[i]);
@@ -143,8 +143,8 @@ static void rmbd_c_remove_one(struct ib_device *ibdev, void *client_data)
 		found = NULL;
 		mutex_lock(&rmbd_c_mutex);
 		list_for_each_entry(dev, &rmbd_c_devs, entry) {
-			if (dev->state == RMBD_DEV_STATE_CONNECTING ||
-			    dev->state == RMBD_DEV_STATE_DELETING)
+			/* Connecting (its connect fails) or going */
+			if (!dev->connected)
 				continue;
 			for (i = 0; i < dev->nr_legs; i++) {
 				leg = dev->legs[i];

@@ -289,7 +289,7 @@ static size_t rmbd_c_stats_size(struct rmbd_c_dev *dev)
 /*
  * The counters of @dev as a RMBD_CLIENT_ATTR_STATS nest: the totals, then
  * each hardware queue's if @what says so.  Under rmbd_c_mutex: while
- * @dev->stats_on, its tag set is there.
+ * @dev->connected, its tag set is there.
  */
 static int rmbd_c_fill_stats(struct sk_buff *skb, struct rmbd_c_dev *dev,
 			     int what)
@@ -300,7 +300,7 @@ static int rmbd_c_fill_stats(struct sk_buff *skb, struct rmbd_c_dev *dev,
 	u32 reconnects = 0;
 
 	lockdep_assert_held(&rmbd_c_mutex);
-	if (what == RMBD_C_STATS_NONE || !dev->stats_on)
+	if (what == RMBD_C_STATS_NONE || !dev->connected)
 		return 0;
 	rmbd_c_count_all_in_flight(dev);
 	for (i = 0; i < nr; i++)
@@ -351,7 +351,8 @@ static int rmbd_c_put_dev(struct sk_buff *skb, struct rmbd_c_dev *dev,
 	    nla_put_u64_64bit(skb, RMBD_CLIENT_ATTR_EXTENT_SIZE,
 			      dev->size ? 1ULL << dev->extent_shift : 0,
 			      RMBD_CLIENT_ATTR_PAD) ||
-	    nla_put_u8(skb, RMBD_CLIENT_ATTR_DEV_STATE, dev->state) ||
+	    nla_put_u8(skb, RMBD_CLIENT_ATTR_DEV_STATE,
+		       rmbd_c_dev_uapi_state(dev)) ||
 	    nla_put_string(skb, RMBD_CLIENT_ATTR_ADDR, leg->addr_str) ||
 	    nla_put_u16(skb, RMBD_CLIENT_ATTR_PORT, leg->port) ||
 	    nla_put_string(skb, RMBD_CLIENT_ATTR_EXPORT_NAME,

@@ -86,7 +86,7 @@ static int rmbd_c_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev)
 			 */
 			if (ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL)
 				set_bit(RMBD_C_LEG_IBDEV_GONE, &q->leg->flags);
-			rmbd_c_schedule_fail(q->leg);
+			q->leg->broken(q->leg);
 			return 0;
 		}
 		err = -ECONNRESET;
@@ -250,13 +250,16 @@ out_free_cq:
 }
 ALLOW_ERROR_INJECTION(rmbd_c_create_qp, ERRNO);
 
-int rmbd_c_queue_connect(struct rmbd_c_leg *leg, unsigned int idx,
-			 const char **why)
+/**
+ * rmbd_c_queue_resolve() - find the RDMA device and port to the target
+ * @q: the queue, with no CM id
+ * @why: a message for the administrator on failure
+ *
+ * Creates the queue's CM id and resolves the leg's address and a route:
+ * @q->cm_id->device and ->port_num are then the RDMA device and port.
+ */
+int rmbd_c_queue_resolve(struct rmbd_c_queue *q, const char **why)
 {
-	struct rmbd_c_dev *dev = leg->dev;
-	struct rmbd_c_queue *q = &leg->queues[idx];
-	struct rdma_conn_param param = { };
-	struct rmbd_cm_req req = { };
 	struct rdma_cm_id *cm_id;
 	int ret;
 
@@ -271,7 +274,7 @@ int rmbd_c_queue_connect(struct rmbd_c_leg *leg, unsigned int idx,
 	}
 	q->cm_id = cm_id;
 
-	ret = rdma_resolve_addr(cm_id, NULL, (struct sockaddr *)&leg->addr,
+	ret = rdma_resolve_addr(cm_id, NULL, (struct sockaddr *)&q->leg->addr,
 				RMBD_C_RESOLVE_MS);
 	if (ret) {
 		*why = "cannot resolve the target address";
@@ -287,28 +290,33 @@ int rmbd_c_queue_connect(struct rmbd_c_leg *leg, unsigned int idx,
 		*why = "cannot resolve a route to the target";
 		return ret;
 	}
-	ret = rmbd_c_cm_wait(q, why);
-	if (ret)
-		return ret;
+	return rmbd_c_cm_wait(q, why);
+}
 
-	if (!leg->ibdev) {
-		ret = rmbd_c_first_device(leg, cm_id->device, cm_id->port_num,
-					  why);
-		if (ret)
-			return ret;
-	} else if (leg->ibdev != cm_id->device) {
-		*why = "queues resolved to different RDMA devices";
-		return -EXDEV;
-	}
+/**
+ * rmbd_c_queue_establish() - create the queue pair and connect it
+ * @q: the queue, resolved on its leg's RDMA device
+ * @min_depth: the least depth it may fall back to; @q->depth for none
+ * @why: a message for the administrator on failure
+ *
+ * A NIC's send queue may hold fewer of our work requests than max_qp_wr
+ * promises (its WQEs take room per SGE): the depth is halved, down to
+ * @min_depth, until a queue pair fits.  Returns the depth it got, or a
+ * negative errno.
+ */
+int rmbd_c_queue_establish(struct rmbd_c_queue *q, unsigned int min_depth,
+			   const char **why)
+{
+	struct rmbd_c_leg *leg = q->leg;
+	struct rdma_cm_id *cm_id = q->cm_id;
+	struct rdma_conn_param param = { };
+	struct rmbd_cm_req req = { };
+	unsigned int idx = q->idx;
+	int ret;
+
 	ret = rmbd_c_create_qp(leg, q);
-	/*
-	 * A NIC's send queue may hold fewer of our work requests than
-	 * max_qp_wr promises: its WQEs take room per SGE.  Before the disk
-	 * exists, the first I/O queue halves the depth until one fits, and
-	 * the others take that depth.
-	 */
-	while ((ret == -EINVAL || ret == -ENOMEM) && idx == 1 && !dev->disk &&
-	       q->depth / 2 >= RMBD_C_MIN_DEPTH) {
+	while ((ret == -EINVAL || ret == -ENOMEM) &&
+	       q->depth / 2 >= max(min_depth, 1U)) {
 		q->depth /= 2;
 		ret = rmbd_c_create_qp(leg, q);
 	}
@@ -320,15 +328,6 @@ int rmbd_c_queue_connect(struct rmbd_c_leg *leg, unsigned int idx,
 		*why = idx ? "the RDMA device cannot create an I/O queue pair of this depth" :
 			     "cannot create a queue pair";
 		return ret;
-	}
-	if (idx == 1 && q->depth != dev->queue_depth) {
-		unsigned int i;
-
-		pr_info("rmbd%d: queue depth %u, not %u: the RDMA device's send queues hold no more\n",
-			dev->index, q->depth, dev->queue_depth);
-		dev->queue_depth = q->depth;
-		for (i = 2; i < leg->nr_queues; i++)
-			leg->queues[i].depth = q->depth;
 	}
 
 	req.magic = cpu_to_le32(RMBD_PROTO_MAGIC);
@@ -359,7 +358,8 @@ int rmbd_c_queue_connect(struct rmbd_c_leg *leg, unsigned int idx,
 		*why = "cannot send the connect request";
 		return ret;
 	}
-	return rmbd_c_cm_wait(q, why);
+	ret = rmbd_c_cm_wait(q, why);
+	return ret ? ret : q->depth;
 }
 
 /*
@@ -541,7 +541,7 @@ static void rmbd_c_wr_failed(struct rmbd_c_io *io, const struct ib_wc *wc)
 		if (!test_bit(RMBD_C_DEV_RECOVERING, &dev->flags) &&
 		    !test_bit(RMBD_C_LEG_RECOVERING, &leg->flags) &&
 		    !test_bit(RMBD_C_DEV_DEAD, &dev->flags))
-			rmbd_c_schedule_fail(leg);
+			leg->broken(leg);
 		return;
 	}
 	/* Its own failure: it may fail so on every session (dev.c). */
@@ -550,7 +550,7 @@ static void rmbd_c_wr_failed(struct rmbd_c_io *io, const struct ib_wc *wc)
 			   io->wr.wr.opcode == IB_WR_RDMA_WRITE ?
 			   "WRITE" : "READ",
 			   ib_wc_status_msg(wc->status), wc->status);
-	rmbd_c_schedule_fail(leg);
+	leg->broken(leg);
 }
 
 /*
@@ -675,7 +675,7 @@ void rmbd_c_post_batch(struct rmbd_c_queue *q)
 	if (unlikely(ret)) {
 		pr_err_ratelimited("rmbd%d: posting work requests failed (%d)\n",
 				   q->leg->dev->index, ret);
-		rmbd_c_schedule_fail(q->leg);
+		q->leg->broken(q->leg);
 		list_for_each_entry_safe(r, tmp, &failed, entry) {
 			r->status = BLK_STS_IOERR;
 			rmbd_c_io_done(q->leg, r);

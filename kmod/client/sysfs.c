@@ -88,7 +88,7 @@ static ssize_t _name##_show(struct device *d,				\
 }									\
 static DEVICE_ATTR_RO(_name)
 
-RMBD_C_DEV_ATTR(state, "%s", rmbd_c_state_name(READ_ONCE(dev->state)));
+RMBD_C_DEV_ATTR(state, "%s", rmbd_c_state_name(rmbd_c_dev_uapi_state(dev)));
 RMBD_C_DEV_ATTR(layout, "%s",
 		dev->layout == RMBD_LAYOUT_POOL ? "pool" : "mirror");
 RMBD_C_DEV_ATTR(legs, "%u", dev->nr_legs);
@@ -217,7 +217,7 @@ void rmbd_c_uevent_stop(struct rmbd_c_dev *dev)
  */
 void rmbd_c_uevent(struct rmbd_c_dev *dev, u8 event)
 {
-	u16 ev = (u16)event << 8 | READ_ONCE(dev->state);
+	u16 ev = (u16)event << 8 | rmbd_c_dev_uapi_state(dev);
 
 	spin_lock(&dev->uevent_lock);
 	if (dev->uevents_on) {
