@@ -394,6 +394,15 @@ struct rmbd_c_leg {
 	int			recv_status;
 	u32			recv_len;
 	u32			tag;
+	/*
+	 * One attempt to set the session up (rmbd_c_leg_start()) ends by
+	 * @deadline (jiffies; 0 outside one), and when @abort_gen moves
+	 * past @start_gen (rmbd_c_leg_abort(): a disconnect, the RDMA
+	 * device's removal, the module's unload).  Its waits are killable.
+	 */
+	unsigned long		deadline;
+	atomic_t		abort_gen;
+	int			start_gen;
 
 	/*
 	 * Recovery: err_work tears a broken session down and parks the
@@ -564,11 +573,11 @@ struct rmbd_c_dev {
 	 * Meanwhile writes of the region's bucket (@resync_bucket, else -1)
 	 * wait, and it waits for those in flight (@wr_inflight) to end, so
 	 * that no write falls between its read and its write.  Its own
-	 * request is @resync_bio.
+	 * requests are driver-private (rmbd_c_rq_op()) on the tag set's
+	 * reserved tag: the writes it holds keep theirs.
 	 */
 	struct work_struct	resync_work;
 	struct page		**resync_pages;
-	struct bio		*resync_bio;
 	int			resync_bucket;
 	wait_queue_head_t	resync_wait;
 	atomic_t		wr_inflight[RMBD_C_BARRIER_BUCKETS];
@@ -597,6 +606,23 @@ struct rmbd_c_dev {
 	struct gendisk		*disk;
 };
 
+/*
+ * @rq's operation as the legs carry it out: the resync's own requests
+ * (layout.c) are driver-private, REQ_OP_DRV_IN to read and REQ_OP_DRV_OUT
+ * to write, so that they may take the tag set's reserved tag.
+ */
+static inline enum req_op rmbd_c_rq_op(struct request *rq)
+{
+	switch (req_op(rq)) {
+	case REQ_OP_DRV_IN:
+		return REQ_OP_READ;
+	case REQ_OP_DRV_OUT:
+		return REQ_OP_WRITE;
+	default:
+		return req_op(rq);
+	}
+}
+
 /* The counters of @rq's hardware queue */
 static inline struct rmbd_c_stats *rmbd_c_rq_stats(struct request *rq)
 {
@@ -624,6 +650,7 @@ extern struct workqueue_struct *rmbd_c_post_wq;
 
 /* leg.c: the session to the target */
 int rmbd_c_leg_start(struct rmbd_c_leg *leg, const char **why);
+void rmbd_c_leg_abort(struct rmbd_c_leg *leg);
 void rmbd_c_leg_halt(struct rmbd_c_leg *leg);
 bool rmbd_c_leg_port_active(struct rmbd_c_leg *leg);
 void rmbd_c_leg_flush(struct rmbd_c_leg *leg);
@@ -645,6 +672,7 @@ int rmbd_c_queue_resolve(struct rmbd_c_queue *q, const char **why);
 int rmbd_c_queue_establish(struct rmbd_c_queue *q, unsigned int min_depth,
 			   const char **why);
 void rmbd_c_queue_destroy_qp(struct rmbd_c_queue *q);
+void rmbd_c_queue_abort(struct rmbd_c_queue *q);
 void rmbd_c_queue_drain(struct rmbd_c_queue *q);
 void rmbd_c_post_begin(struct rmbd_c_leg *leg);
 void rmbd_c_post_end(struct rmbd_c_leg *leg);

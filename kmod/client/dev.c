@@ -118,10 +118,7 @@ static blk_status_t __rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
 	blk_status_t status;
 	unsigned int i, n;
 
-	/*
-	 * The submitter reports its own errors (the resync, which a
-	 * disconnect stops): the block layer logs none of them.
-	 */
+	/* The submitter reports its own errors: the block layer none. */
 	if (unlikely(rq->bio && bio_flagged(rq->bio, BIO_QUIET)))
 		rq->rq_flags |= RQF_QUIET;
 	/* Given up: fail at once, without a look at the session. */
@@ -205,7 +202,7 @@ void rmbd_c_end_request(struct request *rq, blk_status_t status)
 	if (unlikely(status)) {
 		atomic64_inc(&st->errors);
 	} else {
-		switch (req_op(rq)) {
+		switch (rmbd_c_rq_op(rq)) {
 		case REQ_OP_READ:
 			op = RMBD_C_STAT_READ;
 			break;
@@ -454,6 +451,11 @@ static void rmbd_c_recovery_end(struct rmbd_c_dev *dev)
 	spin_unlock(&dev->spare_lock);
 	cancel_delayed_work_sync(&dev->spare_work);
 	rmbd_c_dev_change_state(dev, RMBD_C_DELETING);
+	/* A reconnect under way ends at its next wait. */
+	mutex_lock(&rmbd_c_mutex);
+	for (i = 0; i < dev->nr_legs; i++)
+		rmbd_c_leg_abort(dev->legs[i]);
+	mutex_unlock(&rmbd_c_mutex);
 	for (i = 0; i < dev->nr_legs; i++) {
 		flush_work(&dev->legs[i]->err_work);
 		cancel_delayed_work_sync(&dev->legs[i]->reconnect_work);
@@ -532,7 +534,14 @@ static noinline int rmbd_c_disk_add(struct rmbd_c_dev *dev)
 	set->ops = &rmbd_c_mq_ops;
 	set->nr_hw_queues = dev->nr_io_queues + dev->nr_poll_queues;
 	set->nr_maps = dev->nr_poll_queues ? HCTX_MAX_TYPES : 1;
-	set->queue_depth = dev->queue_depth;
+	/*
+	 * One more for the resync's own requests, which the writes it holds
+	 * back must not starve (rmbd_c_write_enter()).  A leg's queue may
+	 * then be given one more request than its depth: its work-request
+	 * budget (rmbd_c_io_prep()) sends that one back.
+	 */
+	set->reserved_tags = dev->nr_legs > 1 ? 1 : 0;
+	set->queue_depth = dev->queue_depth + set->reserved_tags;
 	set->numa_node = NUMA_NO_NODE;
 	dev->io_size = ALIGN(sizeof(struct rmbd_c_io) +
 			     (dev->req_wrs - 1) * sizeof(struct ib_rdma_wr),
@@ -790,6 +799,8 @@ static struct rmbd_c_leg *rmbd_c_leg_alloc(struct rmbd_c_dev *dev,
 	leg->index = i;
 	mutex_init(&leg->recovery_lock);
 	INIT_WORK(&leg->err_work, rmbd_c_err_work);
+	init_completion(&leg->send_done);
+	init_completion(&leg->recv_done);
 	leg->broken = rmbd_c_schedule_fail;
 	INIT_DELAYED_WORK(&leg->reconnect_work, rmbd_c_reconnect_work);
 	INIT_DELAYED_WORK(&leg->ka_work, rmbd_c_keepalive_work);

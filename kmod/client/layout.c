@@ -482,18 +482,11 @@ bool rmbd_c_write_enter(struct rmbd_c_dev *dev, struct request *rq)
 	struct rmbd_c_req *req = blk_mq_rq_to_pdu(rq);
 	u64 pos = (u64)blk_rq_pos(rq) << SECTOR_SHIFT;
 	unsigned long r, first, last;
-	struct bio *resync_bio;
 	int held;
 
 	req->wr_regions = 0;
-	/*
-	 * The resync's own write: it holds the barrier for it.  Split (its
-	 * disk's max_sectors_kb lowered meanwhile), the front part is a bio
-	 * chained to it, which has the resync's bio as its bi_private.
-	 */
-	resync_bio = READ_ONCE(dev->resync_bio);
-	if (rq->bio && resync_bio &&
-	    (rq->bio == resync_bio || rq->bio->bi_private == resync_bio))
+	/* The resync's own write (never split): it holds the barrier. */
+	if (blk_rq_is_passthrough(rq))
 		return false;
 	first = pos >> dev->region_shift;
 	last = (pos + max(blk_rq_bytes(rq), 1U) - 1) >> dev->region_shift;
@@ -555,26 +548,40 @@ static unsigned int rmbd_c_resync_chunk(struct rmbd_c_dev *dev)
 	return rounddown_pow_of_two(len);
 }
 
-/* Read or write @len bytes at @pos through the disk, with the buffer. */
+/*
+ * Read or write @len bytes at @pos through the disk, with the buffer: a
+ * driver-private request (rmbd_c_rq_op()) on the tag set's reserved tag,
+ * so that the writes it holds off, each keeping its tag on the requeue
+ * list, cannot leave it none.
+ */
 static int rmbd_c_resync_io(struct rmbd_c_dev *dev, enum req_op op, u64 pos,
 			    unsigned int len)
 {
 	unsigned int i, n = DIV_ROUND_UP(len, PAGE_SIZE);
+	enum req_op drv = op_is_write(op) ? REQ_OP_DRV_OUT : REQ_OP_DRV_IN;
+	struct request *rq;
+	blk_status_t st;
 	struct bio *bio;
 	int ret;
 
-	bio = bio_alloc(dev->disk->part0, n, op | REQ_SYNC | REQ_NOMERGE,
-			GFP_NOIO);
+	rq = blk_mq_alloc_request(dev->disk->queue, drv | REQ_SYNC,
+				  BLK_MQ_REQ_RESERVED);
+	if (IS_ERR(rq))
+		return PTR_ERR(rq);
 	/* Quiet: rmbd_c_resync_leg() tells of its failure, once. */
-	bio_set_flag(bio, BIO_QUIET);
-	bio->bi_iter.bi_sector = pos >> SECTOR_SHIFT;
+	rq->rq_flags |= RQF_QUIET;
+	rq->__sector = pos >> SECTOR_SHIFT;
+	bio = bio_alloc(dev->disk->part0, n, drv | REQ_SYNC, GFP_NOIO);
 	for (i = 0; i < n; i++)
 		__bio_add_page(bio, dev->resync_pages[i],
 			       min_t(unsigned int, PAGE_SIZE,
 				     len - i * PAGE_SIZE), 0);
-	WRITE_ONCE(dev->resync_bio, bio);
-	ret = submit_bio_wait(bio);
-	WRITE_ONCE(dev->resync_bio, NULL);
+	ret = blk_rq_append_bio(rq, bio);
+	if (!ret) {
+		st = blk_execute_rq(rq, false);
+		ret = blk_status_to_errno(st);
+	}
+	blk_mq_free_request(rq);
 	bio_put(bio);
 	return ret;
 }

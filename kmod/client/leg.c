@@ -234,8 +234,6 @@ static noinline int rmbd_c_admin_alloc(struct rmbd_c_leg *leg)
 	}
 	leg->send_cqe.done = rmbd_c_admin_send_done;
 	leg->recv_cqe.done = rmbd_c_admin_recv_done;
-	init_completion(&leg->send_done);
-	init_completion(&leg->recv_done);
 	return 0;
 
 out_free:
@@ -266,6 +264,70 @@ static void rmbd_c_why(const char **why, const char *msg)
 {
 	if (!*why || !**why)
 		*why = msg;
+}
+
+
+/*
+ * Why an attempt to set the session up must end now: its deadline passed,
+ * rmbd_c_leg_abort() or a fatal signal (dev connect's process) ended it.
+ * 0 outside such an attempt, or while it may go on.
+ */
+static int rmbd_c_leg_cut(struct rmbd_c_leg *leg, const char **why)
+{
+	unsigned long deadline = READ_ONCE(leg->deadline);
+
+	if (!deadline)
+		return 0;
+	if (atomic_read(&leg->abort_gen) != leg->start_gen) {
+		*why = "aborted: the device or its RDMA device is going away";
+		return -ECANCELED;
+	}
+	if (fatal_signal_pending(current)) {
+		*why = "interrupted";
+		return -EINTR;
+	}
+	if (time_after_eq(jiffies, deadline)) {
+		*why = "the target took longer than connect_timeout to set the session up";
+		return -ETIMEDOUT;
+	}
+	return 0;
+}
+
+/*
+ * Wait for @done of an admin exchange: RMBD_C_ADMIN_TIMEOUT at most, and
+ * within an attempt to set the session up no later than its deadline,
+ * killable, and no longer than until rmbd_c_leg_abort().
+ */
+static int rmbd_c_admin_wait(struct rmbd_c_leg *leg, struct completion *done,
+			     const char **why)
+{
+	unsigned long deadline = READ_ONCE(leg->deadline);
+	long left = RMBD_C_ADMIN_TIMEOUT, ret;
+
+	if (deadline)
+		left = clamp_t(long, (long)(deadline - jiffies), 0, left);
+	ret = left ? wait_for_completion_killable_timeout(done, left) : 0;
+	if (ret > 0 && !rmbd_c_leg_cut(leg, why))
+		return 0;
+	ret = rmbd_c_leg_cut(leg, why);
+	if (ret)
+		return ret;
+	*why = "target did not answer";
+	return -ETIMEDOUT;
+}
+
+/* Sleep @ms within an attempt to set the session up, as it allows. */
+static int rmbd_c_leg_pause(struct rmbd_c_leg *leg, unsigned int ms,
+			    const char **why)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(ms);
+
+	while (time_before(jiffies, end)) {
+		if (rmbd_c_leg_cut(leg, why))
+			break;
+		schedule_timeout_killable(min_t(long, end - jiffies, HZ / 10));
+	}
+	return rmbd_c_leg_cut(leg, why);
 }
 
 /*
@@ -316,11 +378,11 @@ static int rmbd_c_admin_xfer(struct rmbd_c_leg *leg, u16 opcode, size_t len,
 		*why = "cannot post a request on the admin queue";
 		return ret;
 	}
-	if (!wait_for_completion_timeout(&leg->send_done, RMBD_C_ADMIN_TIMEOUT) ||
-	    !wait_for_completion_timeout(&leg->recv_done, RMBD_C_ADMIN_TIMEOUT)) {
-		*why = "target did not answer";
-		return -ETIMEDOUT;
-	}
+	ret = rmbd_c_admin_wait(leg, &leg->send_done, why);
+	if (!ret)
+		ret = rmbd_c_admin_wait(leg, &leg->recv_done, why);
+	if (ret)
+		return ret;
 	if (leg->send_status != IB_WC_SUCCESS ||
 	    leg->recv_status != IB_WC_SUCCESS) {
 		*why = "admin queue failed";
@@ -440,7 +502,9 @@ static int rmbd_c_open(struct rmbd_c_leg *leg, const char **why)
 		ret = rmbd_c_admin_xfer(leg, RMBD_OP_OPEN, sizeof(*req), why);
 		if (ret != -EAGAIN || tries == RMBD_C_OPEN_TRIES)
 			break;
-		msleep(RMBD_C_OPEN_RETRY_MS);
+		ret = rmbd_c_leg_pause(leg, RMBD_C_OPEN_RETRY_MS, why);
+		if (ret)
+			return ret;
 	}
 	if (ret == -EAGAIN)
 		*why = "the export's last holder is still leaving: try again";
@@ -629,12 +693,14 @@ ALLOW_ERROR_INJECTION(rmbd_c_map_range, ERRNO);
 
 /*
  * Fast-register @mr with @access on the admin queue and wait for it.
- * -ETIMEDOUT: the drain at session stop completes the work request, so the
- * caller keeps @mr for the session's teardown to deregister.
+ * -ETIMEDOUT (or the attempt ended meanwhile): the drain at session stop
+ * completes the work request, so the caller keeps @mr for the session's
+ * teardown to deregister.
  */
 static int rmbd_c_reg_mr(struct rmbd_c_leg *leg, struct ib_mr *mr, int access)
 {
 	struct ib_reg_wr wr = { };
+	const char *why;
 	int ret;
 
 	wr.wr.opcode = IB_WR_REG_MR;
@@ -647,8 +713,8 @@ static int rmbd_c_reg_mr(struct rmbd_c_leg *leg, struct ib_mr *mr, int access)
 	ret = ib_post_send(leg->queues[0].cm_id->qp, &wr.wr, NULL);
 	if (ret)
 		return ret;
-	if (!wait_for_completion_timeout(&leg->send_done,
-					 RMBD_C_ADMIN_TIMEOUT))
+	/* Not waited out (aborted, too): the work request is still posted. */
+	if (rmbd_c_admin_wait(leg, &leg->send_done, &why))
 		return -ETIMEDOUT;
 	return leg->send_status == IB_WC_SUCCESS ? 0 : -EIO;
 }
@@ -833,16 +899,16 @@ ALLOW_ERROR_INJECTION(rmbd_c_flush_mr_setup, ERRNO);
 static int rmbd_c_queues_alloc(struct rmbd_c_leg *leg)
 {
 	struct rmbd_c_dev *dev = leg->dev;
+	struct rmbd_c_queue *queues;
 	unsigned int i;
 
 	/* One per blk-mq hardware queue of the device, and the admin queue */
 	leg->nr_queues = 1 + dev->nr_io_queues + dev->nr_poll_queues;
-	leg->queues = kcalloc(leg->nr_queues, sizeof(*leg->queues),
-			      GFP_KERNEL);
-	if (!leg->queues)
+	queues = kcalloc(leg->nr_queues, sizeof(*queues), GFP_KERNEL);
+	if (!queues)
 		return -ENOMEM;
 	for (i = 0; i < leg->nr_queues; i++) {
-		struct rmbd_c_queue *q = &leg->queues[i];
+		struct rmbd_c_queue *q = &queues[i];
 
 		q->leg = leg;
 		q->idx = i;
@@ -856,6 +922,8 @@ static int rmbd_c_queues_alloc(struct rmbd_c_leg *leg)
 		INIT_WORK(&q->post_work, rmbd_c_post_work);
 		INIT_LIST_HEAD(&q->read_mrs);
 	}
+	/* Set up before rmbd_c_leg_abort() may see them */
+	smp_store_release(&leg->queues, queues);
 	return 0;
 }
 
@@ -901,15 +969,8 @@ static int rmbd_c_leg_queue_connect(struct rmbd_c_leg *leg, unsigned int idx,
 	return 0;
 }
 
-/**
- * rmbd_c_leg_start() - connect every queue and map the export
- * @leg: leg with address and export name set, of a device with its
- *	queue counts set
- * @why: a message for the administrator on failure
- *
- * On failure the caller runs rmbd_c_leg_stop().
- */
-int rmbd_c_leg_start(struct rmbd_c_leg *leg, const char **why)
+/* rmbd_c_leg_start(), within its deadline */
+static int __rmbd_c_leg_start(struct rmbd_c_leg *leg, const char **why)
 {
 	unsigned int i;
 	u32 n;
@@ -965,6 +1026,68 @@ int rmbd_c_leg_start(struct rmbd_c_leg *leg, const char **why)
 	WRITE_ONCE(leg->up_since, jiffies);
 	set_bit(RMBD_C_LEG_UP, &leg->flags);
 	return 0;
+}
+
+/* How long one attempt to set a leg's session up may take */
+static unsigned int connect_timeout = 60;
+module_param(connect_timeout, uint, 0644);
+MODULE_PARM_DESC(connect_timeout,
+		 "seconds one attempt to set up a leg's session (connect, open, authenticate, map the export) may take; default 60");
+
+/**
+ * rmbd_c_leg_start() - connect every queue and map the export
+ * @leg: leg with address and export name set, of a device with its
+ *	queue counts set
+ * @why: a message for the administrator on failure
+ *
+ * Within connect_timeout seconds, killable, and until rmbd_c_leg_abort().
+ * On failure the caller runs rmbd_c_leg_stop().
+ */
+int rmbd_c_leg_start(struct rmbd_c_leg *leg, const char **why)
+{
+	const char *cut_why;
+	int ret, cut;
+
+	leg->start_gen = atomic_read(&leg->abort_gen);
+	WRITE_ONCE(leg->deadline,
+		   (jiffies + max(READ_ONCE(connect_timeout), 1U) * HZ) ?: 1);
+	ret = __rmbd_c_leg_start(leg, why);
+	/* Ended for a reason of its own: say that one, not the last wait's. */
+	cut = ret ? rmbd_c_leg_cut(leg, &cut_why) : 0;
+	if (cut) {
+		*why = cut_why;
+		ret = cut;
+	}
+	WRITE_ONCE(leg->deadline, 0);
+	return ret;
+}
+
+/**
+ * rmbd_c_leg_abort() - end the leg's attempt to set its session up, now
+ * @leg: the leg
+ *
+ * For what cannot wait for it: a disconnect, the RDMA device's removal,
+ * the module's unload.  The attempt fails with -ECANCELED at its next
+ * wait, which this ends.  Under rmbd_c_mutex (a stopped leg's queues are
+ * freed once it is marked stopping under it), without recovery_lock,
+ * which the attempt holds.
+ */
+void rmbd_c_leg_abort(struct rmbd_c_leg *leg)
+{
+	/* Pairs with the release in rmbd_c_queues_alloc(). */
+	struct rmbd_c_queue *queues = smp_load_acquire(&leg->queues);
+	unsigned int i;
+
+	lockdep_assert_held(&rmbd_c_mutex);
+	if (leg->stopping)
+		return;
+	atomic_inc(&leg->abort_gen);
+	/* Pairs with the waits' reads of the generation after they wake. */
+	smp_mb__after_atomic();
+	complete(&leg->send_done);
+	complete(&leg->recv_done);
+	for (i = 0; queues && i < leg->nr_queues; i++)
+		rmbd_c_queue_abort(&queues[i]);
 }
 
 /* Keep the target's session alive; a failed keepalive fails the device. */

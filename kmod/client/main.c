@@ -157,6 +157,9 @@ static void rmbd_c_remove_one(struct ib_device *ibdev, void *client_data)
 			if (found)
 				break;
 		}
+		/* A reconnect over it under way ends at its next wait. */
+		if (found)
+			rmbd_c_leg_abort(leg);
 		mutex_unlock(&rmbd_c_mutex);
 		if (!found)
 			break;

@@ -101,12 +101,19 @@ static int rmbd_c_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev)
 	return 0;
 }
 
+/*
+ * Wait for the connection manager's answer: RMBD_C_CM_TIMEOUT at most,
+ * and no later than the leg's deadline, if it has one.
+ */
 static int rmbd_c_cm_wait(struct rmbd_c_queue *q, const char **why)
 {
-	long ret;
+	unsigned long deadline = READ_ONCE(q->leg->deadline);
+	long ret, left = RMBD_C_CM_TIMEOUT;
 
-	ret = wait_for_completion_interruptible_timeout(&q->cm_done,
-							RMBD_C_CM_TIMEOUT);
+	if (deadline)
+		left = clamp_t(long, (long)(deadline - jiffies), 0, left);
+	ret = left ? wait_for_completion_interruptible_timeout(&q->cm_done,
+							       left) : 0;
 	if (ret == 0) {
 		*why = "timed out connecting to the target";
 		return -ETIMEDOUT;
@@ -118,6 +125,19 @@ static int rmbd_c_cm_wait(struct rmbd_c_queue *q, const char **why)
 	if (q->cm_error && q->cm_why)
 		*why = q->cm_why;
 	return q->cm_error;
+}
+
+/**
+ * rmbd_c_queue_abort() - end a wait for the connection manager now
+ * @q: the queue
+ *
+ * Its connect, under way or next, fails with -ECANCELED.  Any context.
+ */
+void rmbd_c_queue_abort(struct rmbd_c_queue *q)
+{
+	q->cm_why = "aborted";
+	q->cm_error = -ECANCELED;
+	complete(&q->cm_done);
 }
 
 static void rmbd_c_qp_event(struct ib_event *ev, void *ctx)
@@ -1016,7 +1036,7 @@ static unsigned int rmbd_c_wrs_max(const struct rmbd_c_leg *leg,
 {
 	unsigned int segs = max(blk_rq_nr_phys_segments(rq), 1U), n;
 
-	switch (req_op(rq)) {
+	switch (rmbd_c_rq_op(rq)) {
 	case REQ_OP_READ:
 		n = leg->read_mr ? rmbd_c_read_mr_wrs(leg) :
 				   DIV_ROUND_UP(segs, leg->rd_sges);
@@ -1116,7 +1136,7 @@ static blk_status_t __rmbd_c_io_prep(struct rmbd_c_queue *q,
 
 	if (unlikely(idx >= leg->nr_slabs || off >= leg->slabs[idx].len))
 		return BLK_STS_IOERR;
-	switch (req_op(rq)) {
+	switch (rmbd_c_rq_op(rq)) {
 	case REQ_OP_READ:
 		opcode = IB_WR_RDMA_READ;
 		break;

@@ -28,6 +28,12 @@
  *   range-partial  no lie: MAP_RANGE maps fewer slabs than asked (1 to
  *                  count - 1 when more than one is asked), as a target may,
  *                  and the client must ask again from the first missing.
+ *   slow:MS        no lie, but slow: MAP_RANGE maps one slab and answers
+ *                  after MS milliseconds (within the client's 10 s for one
+ *                  answer), so that mapping the export takes MS per slab.
+ *   slow-again:MS  as slow:MS from the second session it opens on, the
+ *                  first is answered at once: a device that connected
+ *                  reconnects slowly.
  *   geometry       OPEN says one slab more than the size holds.
  *   none           no lie: a well-behaved target.
  *
@@ -88,6 +94,8 @@ enum liar_lie {
 	LIE_RANGE_ZERO,
 	LIE_RANGE_WRAP,
 	LIE_RANGE_PARTIAL,
+	LIE_SLOW,
+	LIE_SLOW_AGAIN,
 };
 
 struct liar_conn {
@@ -101,6 +109,7 @@ struct liar_conn {
 	/* The admin queue's session */
 	uint64_t session_id;
 	bool opened;
+	bool slow;		/* its MAP_RANGE replies are slow */
 	bool lied;
 	uint8_t join_key[RMBD_JOIN_KEY_LEN];
 	struct ibv_mr *slab_mr[LIAR_MAX_SLABS];
@@ -113,6 +122,8 @@ static struct {
 	uint32_t nr_slabs;
 	enum liar_lie lie;
 	uint32_t lie_slab;
+	unsigned int slow_ms;
+	unsigned int sessions;	/* opened so far */
 	bool no_range;
 	const char *dump;
 	unsigned int seconds;
@@ -367,6 +378,9 @@ static void handle_open(struct liar_conn *c, const struct rmbd_msg_hdr *h)
 	getrandom(c->join_key, sizeof(c->join_key), 0);
 	memcpy(rsp.join_key, c->join_key, sizeof(rsp.join_key));
 	c->opened = true;
+	c->slow = liar.lie == LIE_SLOW ||
+		  (liar.lie == LIE_SLOW_AGAIN && liar.sessions > 0);
+	liar.sessions++;
 	say("session %" PRIx64 " opened", c->session_id);
 	reply(c, h, &rsp, sizeof(rsp), 0);
 }
@@ -446,6 +460,19 @@ static void handle_map_range(struct liar_conn *c,
 	/* Fewer than asked, from 1 to count - 1, varying with @first */
 	if (liar.lie == LIE_RANGE_PARTIAL && count > 1)
 		n = 1 + (first * 7 + 3) % (count - 1);
+	if (c->slow) {
+		struct timespec ts = {
+			.tv_sec = liar.slow_ms / 1000,
+			.tv_nsec = (liar.slow_ms % 1000) * 1000000L,
+		};
+
+		n = 1;
+		while (nanosleep(&ts, &ts) && errno == EINTR && !liar_stop)
+			;
+		/* Stopped meanwhile: the client waits on, for nothing. */
+		if (liar_stop)
+			return;
+	}
 	for (i = 0; i < n; i++) {
 		if (!slab_mr(c, first + i)) {
 			if (!i)
@@ -592,6 +619,13 @@ static int parse_lie(const char *s)
 		liar.lie_slab = strtoul(s + 11, &end, 0);
 		if (errno || *end || end == s + 11)
 			return -1;
+	} else if (!strncmp(s, "slow:", 5) || !strncmp(s, "slow-again:", 11)) {
+		liar.lie = s[4] == ':' ? LIE_SLOW : LIE_SLOW_AGAIN;
+		s = strchr(s, ':') + 1;
+		errno = 0;
+		liar.slow_ms = strtoul(s, &end, 0);
+		if (errno || *end || end == s || liar.slow_ms > 60000)
+			return -1;
 	} else {
 		return -1;
 	}
@@ -644,7 +678,8 @@ static void usage(FILE *f)
 	      "                 [--no-range] [--dump FILE] [--seconds N]\n"
 	      "LIE: none, short-slab:N, map-len, map-slab (with --no-range),\n"
 	      "     range-first, range-count, range-zero, range-wrap,\n"
-	      "     range-partial (without --no-range), geometry\n", f);
+	      "     range-partial, slow:MS, slow-again:MS (without --no-range),\n"
+	      "     geometry\n", f);
 }
 
 int main(int argc, char **argv)

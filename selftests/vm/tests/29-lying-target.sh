@@ -23,37 +23,16 @@
 set -eu
 source "$(dirname "$0")/lib.sh"
 require_rmbd
-require_peer
-liar=$RMBD_REPO/selftests/vm/rmbd-liar
-[[ -x $liar ]] || fail "$liar not built (make -C selftests)"
+require_liar
 
 out=/run/rmbd-liar
 mkdir -p "$out"
 port=4421
-pid=
-stop_liar() {
-	[[ -n $pid ]] || return 0
-	kill "$pid" 2> /dev/null || true
-	wait "$pid" 2> /dev/null || true
-	pid=
-}
-trap stop_liar EXIT
-
 start_liar() {	# LIE [ARGS...]
-	local lie=$1
-	shift
-	stop_liar
-	"$liar" --addr "$RMBD_ADDR" --port "$port" --size $(( 8 << 20 )) --lie "$lie" "$@" \
-		> "$out/liar.out" 2> "$out/liar.err" &
-	pid=$!
-	for (( i = 0; i < 100; i++ )); do
-		grep -q '^listening' "$out/liar.out" && return 0
-		kill -0 "$pid" 2> /dev/null ||
-			fail "rmbd-liar --lie $1 did not start: $(cat "$out/liar.err")"
-		sleep 0.1
-	done
-	fail "rmbd-liar --lie $1 not listening after 10 s"
+	liar_start "$out" "$RMBD_ADDR" "$port" --size $(( 8 << 20 )) --lie "$@"
 }
+stop_liar() { liar_stop; }
+trap stop_liar EXIT
 
 # ---- lies the connect must refuse ------------------------------------
 # LIE[,OPTION]:REASON; map-len and map-slab lie in MAP, which a client

@@ -36,9 +36,7 @@ cleanup() {
 	late_off
 	link_up 2> /dev/null || true
 	ip link set d2 up 2> /dev/null || true
-	for d in $(rmbd_cli -j dev show 2> /dev/null | jq -r '.[].name' 2> /dev/null); do
-		timeout 60 "$RMBD_BIN" dev disconnect "$d" force > /dev/null 2>&1 || true
-	done
+	dev_disconnect_all
 	rmbd_reset > /dev/null 2>&1 || true
 	second_link_del
 }

@@ -241,15 +241,54 @@ extra_link_add() {	# NETDEV RXE ADDR
 		fail "cannot set up $2 on $1"
 	rmbd_ok listener add "$3" > /dev/null
 }
-extra_link_del() {	# NETDEV RXE
-	rdma link del "$2" 2> /dev/null
-	ip link del "$1" 2> /dev/null
-	true
+extra_link_del() {	# NETDEV RXE: either may be gone already
+	rdma link del "$2" 2> /dev/null || true
+	ip link del "$1" 2> /dev/null || true
 }
 second_link_add() { extra_link_add d2 rxe1 "$RMBD_ADDR2"; }
 second_link_del() { extra_link_del d2 rxe1; }
 third_link_add() { extra_link_add d3 rxe2 "$RMBD_ADDR3"; }
 third_link_del() { extra_link_del d3 rxe2; }
+
+# Disconnect every device, by force (a test's cleanup).
+dev_disconnect_all() {
+	local d
+	for d in $(rmbd_cli -j dev show 2> /dev/null | jq -r '.[].name' 2> /dev/null); do
+		timeout 60 "$RMBD_BIN" dev disconnect "$d" force > /dev/null 2>&1 || true
+	done
+}
+
+# rmbd-liar (selftests/vm/rmbd-liar.c, a target that lies) in the
+# background on ADDR port PORT with ARGS (--lie, --size ...): its pid in
+# $liar_pid, what it says in DIR/liar.out, its errors in DIR/liar.err.
+# Returns once it listens; liar_stop ends it.  require_liar first.
+require_liar() {
+	require_peer
+	[[ -x $RMBD_REPO/selftests/vm/rmbd-liar ]] ||
+		fail "$RMBD_REPO/selftests/vm/rmbd-liar not built (make -C selftests)"
+}
+liar_pid=
+liar_start() {	# DIR ADDR PORT ARGS...
+	local dir=$1 addr=$2 port=$3 i
+	shift 3
+	liar_stop
+	"$RMBD_REPO/selftests/vm/rmbd-liar" --addr "$addr" --port "$port" "$@" \
+		> "$dir/liar.out" 2> "$dir/liar.err" &
+	liar_pid=$!
+	for (( i = 0; i < 100; i++ )); do
+		grep -q '^listening' "$dir/liar.out" && return 0
+		kill -0 "$liar_pid" 2> /dev/null ||
+			fail "rmbd-liar $* did not start: $(cat "$dir/liar.err")"
+		sleep 0.1
+	done
+	fail "rmbd-liar $* not listening after 10 s"
+}
+liar_stop() {
+	[[ -n $liar_pid ]] || return 0
+	kill "$liar_pid" 2> /dev/null || true
+	wait "$liar_pid" 2> /dev/null || true
+	liar_pid=
+}
 
 # Wait up to 10 s for the test's RDMA port to be ACTIVE again.
 wait_live_link() {
