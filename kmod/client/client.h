@@ -757,7 +757,19 @@ void rmbd_c_unprep(struct rmbd_c_req *req, unsigned int n);
 blk_status_t rmbd_c_write_parts(struct rmbd_c_dev *dev,
 				struct blk_mq_hw_ctx *hctx, struct rmbd_c_req *req,
 				struct request *rq, u64 pos, unsigned int *nr);
-bool rmbd_c_legs_decide(struct rmbd_c_dev *dev, struct request *rq);
+blk_status_t rmbd_c_read_parts(struct rmbd_c_dev *dev,
+			       struct blk_mq_hw_ctx *hctx, struct rmbd_c_req *req,
+			       struct request *rq, unsigned int *nr);
+
+/* What rmbd_c_legs_decide() says of a request that failed on some legs */
+enum rmbd_c_verdict {
+	RMBD_C_UNDECIDED,	/* as on a device of one leg: wait, or fail */
+	RMBD_C_SUCCEEDED,	/* a leg that holds every write took it */
+	RMBD_C_RETRY,		/* a read: on a leg it has not tried */
+};
+
+enum rmbd_c_verdict rmbd_c_legs_decide(struct rmbd_c_dev *dev,
+				       struct request *rq);
 int rmbd_c_dirty_alloc(struct rmbd_c_dev *dev);
 void rmbd_c_initial_sync(struct rmbd_c_dev *dev);
 void rmbd_c_dirty_free(struct rmbd_c_dev *dev);

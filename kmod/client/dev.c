@@ -113,8 +113,6 @@ static blk_status_t __rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
 	struct request *rq = bd->rq;
 	struct rmbd_c_req *req = blk_mq_rq_to_pdu(rq);
 	u64 pos = (u64)blk_rq_pos(rq) << SECTOR_SHIFT;
-	struct rmbd_c_queue *q;
-	struct rmbd_c_leg *leg;
 	blk_status_t status;
 	unsigned int i, n;
 
@@ -158,23 +156,11 @@ static blk_status_t __rmbd_c_queue_rq(struct blk_mq_hw_ctx *hctx,
 		if (unlikely(!n))
 			return rmbd_c_wait_leg(dev, hctx, rq, bd->last);
 	} else {
-		for (;;) {
-			leg = rmbd_c_read_leg(dev, req, rq, &pos);
-			if (unlikely(!leg))
-				return rmbd_c_wait_leg(dev, hctx, rq, bd->last);
-			q = rmbd_c_leg_queue(leg, hctx);
-			status = rmbd_c_io_prep(q, req->io[0], rq,
-						pos >> leg->slab_shift,
-						pos & (leg->slab_size - 1));
-			if (likely(!status))
-				break;
-			/* Its queue failed meanwhile: another leg, if any */
-			if (status != BLK_STS_IOERR || dev->nr_legs == 1 ||
-			    test_bit(RMBD_C_Q_LIVE, &q->flags))
-				return status;
-			rmbd_c_leg_lost(leg);
-		}
-		n = 1;
+		status = rmbd_c_read_parts(dev, hctx, req, rq, &n);
+		if (unlikely(status))
+			return status;
+		if (unlikely(!n))
+			return rmbd_c_wait_leg(dev, hctx, rq, bd->last);
 	}
 	req->status = BLK_STS_OK;
 	req->nr_io = n;
@@ -251,9 +237,19 @@ static void rmbd_c_complete_rq(struct request *rq)
 	 * succeeds, so the loss timeout would never end its loop.
 	 */
 	if (unlikely(req->status) && dev->nr_legs > 1 &&
-	    !test_bit(RMBD_C_DEV_DEAD, &dev->flags) &&
-	    rmbd_c_legs_decide(dev, rq))
-		return;
+	    !test_bit(RMBD_C_DEV_DEAD, &dev->flags)) {
+		switch (rmbd_c_legs_decide(dev, rq)) {
+		case RMBD_C_SUCCEEDED:
+			rmbd_c_end_request(rq, BLK_STS_OK);
+			return;
+		case RMBD_C_RETRY:
+			rmbd_c_count_requeue(rq);
+			blk_mq_requeue_request(rq, true);
+			return;
+		case RMBD_C_UNDECIDED:
+			break;
+		}
+	}
 	if (unlikely(req->status) &&
 	    test_bit(RMBD_C_DEV_RECOVERING, &dev->flags) &&
 	    !test_bit(RMBD_C_DEV_DEAD, &dev->flags)) {
@@ -723,6 +719,28 @@ static bool rmbd_c_same_addr(const struct sockaddr_storage *a,
 	       a6->sin6_scope_id == b6->sin6_scope_id;
 }
 
+/* @addr and @port as the connection manager takes them: 0 or -EINVAL */
+static int rmbd_c_parse_addr(const char *addr, u16 port,
+			     struct sockaddr_storage *ss)
+{
+	char p[8];
+
+	snprintf(p, sizeof(p), "%u", port);
+	if (!rmbd_valid_addr(addr) ||
+	    inet_pton_with_scope(&init_net, AF_UNSPEC, addr, p, ss))
+		return -EINVAL;
+	return 0;
+}
+
+/* Whether @a and @b are the same export: its name, address and port */
+static bool rmbd_c_same_export(const char *a_export,
+			       const struct sockaddr_storage *a,
+			       const char *b_export,
+			       const struct sockaddr_storage *b)
+{
+	return !strcmp(a_export, b_export) && rmbd_c_same_addr(a, b);
+}
+
 /*
  * A leg of a device of host identity @host, other than @skip, on the
  * export @b is for, that holds or may hold a session to it again (a
@@ -750,8 +768,8 @@ static bool rmbd_c_export_taken(const char *host, const struct rmbd_c_leg *b,
 			/* and the leg a replace is setting up */
 			a = i < d->nr_legs ? d->legs[i] : d->new_leg;
 			if (a && a != skip && a != b &&
-			    !strcmp(a->export_name, b->export_name) &&
-			    rmbd_c_same_addr(&a->addr, &b->addr))
+			    rmbd_c_same_export(a->export_name, &a->addr,
+					       b->export_name, &b->addr))
 				return true;
 		}
 	}
@@ -787,7 +805,6 @@ static struct rmbd_c_leg *rmbd_c_leg_alloc(struct rmbd_c_dev *dev,
 					   const char **why)
 {
 	struct rmbd_c_leg *leg;
-	char port[8];
 	int ret;
 
 	leg = kzalloc(sizeof(*leg), GFP_KERNEL);
@@ -805,13 +822,9 @@ static struct rmbd_c_leg *rmbd_c_leg_alloc(struct rmbd_c_dev *dev,
 	INIT_DELAYED_WORK(&leg->reconnect_work, rmbd_c_reconnect_work);
 	INIT_DELAYED_WORK(&leg->ka_work, rmbd_c_keepalive_work);
 
-	snprintf(port, sizeof(port), "%u", la->port);
-	ret = rmbd_valid_addr(la->addr) ?
-	      inet_pton_with_scope(&init_net, AF_UNSPEC, la->addr, port,
-				   &leg->addr) : -EINVAL;
+	ret = rmbd_c_parse_addr(la->addr, la->port, &leg->addr);
 	if (ret) {
 		*why = "not an IPv4 or IPv6 address";
-		ret = -EINVAL;
 		goto out_free;
 	}
 	strscpy(leg->addr_str, la->addr, sizeof(leg->addr_str));
@@ -911,24 +924,19 @@ static int rmbd_c_spares_set(struct rmbd_c_dev *dev,
 	const struct rmbd_c_leg_args *la;
 	struct rmbd_c_spare *sp;
 	unsigned int s, j;
-	char port[8];
 
 	for (s = 0; s < args->nr_spares; s++) {
 		la = &args->legs[args->nr_legs + s];
-		snprintf(port, sizeof(port), "%u", la->port);
-		if (!rmbd_valid_addr(la->addr) ||
-		    inet_pton_with_scope(&init_net, AF_UNSPEC, la->addr, port,
-					 &a)) {
+		if (rmbd_c_parse_addr(la->addr, la->port, &a)) {
 			args->failed_leg = args->nr_legs + s;
 			*why = "not an IPv4 or IPv6 address";
 			return -EINVAL;
 		}
 		for (j = 0; j < args->nr_legs + s; j++) {
-			snprintf(port, sizeof(port), "%u", args->legs[j].port);
-			if (strcmp(la->export_name, args->legs[j].export_name) ||
-			    inet_pton_with_scope(&init_net, AF_UNSPEC,
-						 args->legs[j].addr, port, &b) ||
-			    !rmbd_c_same_addr(&a, &b))
+			if (rmbd_c_parse_addr(args->legs[j].addr,
+					      args->legs[j].port, &b) ||
+			    !rmbd_c_same_export(la->export_name, &a,
+						args->legs[j].export_name, &b))
 				continue;
 			args->failed_leg = args->nr_legs + s;
 			*why = "a spare on the export of a leg or of another spare";
@@ -999,8 +1007,9 @@ int rmbd_c_dev_connect(struct rmbd_c_connect_args *args, int *index,
 		}
 		for (j = 0; j < i; j++) {
 			leg = dev->legs[j];
-			if (!strcmp(leg->export_name, dev->legs[i]->export_name) &&
-			    rmbd_c_same_addr(&leg->addr, &dev->legs[i]->addr)) {
+			if (rmbd_c_same_export(leg->export_name, &leg->addr,
+					       dev->legs[i]->export_name,
+					       &dev->legs[i]->addr)) {
 				args->failed_leg = i;
 				rmbd_c_dev_put(dev);
 				*why = "two legs of a device on the same export";
@@ -1351,21 +1360,17 @@ static bool rmbd_c_is_spare(struct rmbd_c_dev *dev,
 	struct rmbd_c_spare sp[RMBD_MAX_SPARES];
 	struct sockaddr_storage a;
 	unsigned int s, n;
-	char port[8];
 
 	/* The one spare_work tries stays listed while it does. */
 	spin_lock(&dev->spare_lock);
 	n = dev->nr_spares;
 	memcpy(sp, dev->spares, n * sizeof(sp[0]));
 	spin_unlock(&dev->spare_lock);
-	for (s = 0; s < n; s++) {
-		snprintf(port, sizeof(port), "%u", sp[s].port);
-		if (!strcmp(sp[s].export_name, leg->export_name) &&
-		    !inet_pton_with_scope(&init_net, AF_UNSPEC, sp[s].addr,
-					  port, &a) &&
-		    rmbd_c_same_addr(&a, &leg->addr))
+	for (s = 0; s < n; s++)
+		if (!rmbd_c_parse_addr(sp[s].addr, sp[s].port, &a) &&
+		    rmbd_c_same_export(sp[s].export_name, &a,
+				       leg->export_name, &leg->addr))
 			return true;
-	}
 	return false;
 }
 
@@ -1458,8 +1463,9 @@ int rmbd_c_dev_replace(int index, unsigned int i,
 	its_own = true;
 	for (j = 0; j < dev->nr_legs; j++) {
 		if (j != i &&
-		    !strcmp(leg->export_name, dev->legs[j]->export_name) &&
-		    rmbd_c_same_addr(&leg->addr, &dev->legs[j]->addr)) {
+		    rmbd_c_same_export(leg->export_name, &leg->addr,
+				       dev->legs[j]->export_name,
+				       &dev->legs[j]->addr)) {
 			*why = "two legs of a device on the same export";
 			ret = -EINVAL;
 			goto out_free;

@@ -345,6 +345,49 @@ blk_status_t rmbd_c_write_parts(struct rmbd_c_dev *dev,
 	return BLK_STS_OK;
 }
 
+/**
+ * rmbd_c_read_parts() - the part of a read: on one leg that holds every
+ * write, up, and not tried yet
+ * @dev: the device
+ * @hctx: its hardware queue
+ * @req: the read's PDU
+ * @rq: the read
+ * @nr: set to the number of parts: 1, or 0 when the read must wait for a
+ *	leg with its data
+ *
+ * A leg whose queue failed meanwhile is marked lost and another one
+ * taken, if the device has another.
+ */
+blk_status_t rmbd_c_read_parts(struct rmbd_c_dev *dev,
+			       struct blk_mq_hw_ctx *hctx, struct rmbd_c_req *req,
+			       struct request *rq, unsigned int *nr)
+{
+	struct rmbd_c_queue *q;
+	struct rmbd_c_leg *leg;
+	blk_status_t status;
+	u64 pos;
+
+	*nr = 0;
+	for (;;) {
+		leg = rmbd_c_read_leg(dev, req, rq, &pos);
+		if (unlikely(!leg))
+			return BLK_STS_OK;
+		q = rmbd_c_leg_queue(leg, hctx);
+		status = rmbd_c_io_prep(q, req->io[0], rq,
+					pos >> leg->slab_shift,
+					pos & (leg->slab_size - 1));
+		if (likely(!status))
+			break;
+		/* Its queue failed meanwhile: another leg, if any */
+		if (status != BLK_STS_IOERR || dev->nr_legs == 1 ||
+		    test_bit(RMBD_C_Q_LIVE, &q->flags))
+			return status;
+		rmbd_c_leg_lost(leg);
+	}
+	*nr = 1;
+	return BLK_STS_OK;
+}
+
 static unsigned int resync_rate;
 module_param(resync_rate, uint, 0644);
 MODULE_PARM_DESC(resync_rate,
@@ -739,12 +782,18 @@ out:
 	memalloc_noio_restore(noio);
 }
 
-/*
- * A request of a device with several legs failed on some: a write that a
- * leg holding every write took completes, and the legs it failed on miss
- * it; a read goes to another leg.  Returns whether @rq was dealt with.
+/**
+ * rmbd_c_legs_decide() - what becomes of a request of a device with
+ * several legs that failed on some of them
+ * @dev: the device
+ * @rq: the request, its parts completed
+ *
+ * A write that a leg holding every write took succeeded, and the legs it
+ * failed on miss it (their dirty maps say where); a read goes to a leg it
+ * has not tried.  Else the device decides as for a device of one leg.
  */
-bool rmbd_c_legs_decide(struct rmbd_c_dev *dev, struct request *rq)
+enum rmbd_c_verdict rmbd_c_legs_decide(struct rmbd_c_dev *dev,
+				       struct request *rq)
 {
 	struct rmbd_c_req *req = blk_mq_rq_to_pdu(rq);
 	bool synced, took = false;
@@ -763,11 +812,9 @@ bool rmbd_c_legs_decide(struct rmbd_c_dev *dev, struct request *rq)
 			    !test_bit(RMBD_C_LEG_UP, &leg->flags) ||
 			    !test_bit(RMBD_C_LEG_IN_SYNC, &leg->flags))
 				continue;
-			rmbd_c_count_requeue(rq);
-			blk_mq_requeue_request(rq, true);
-			return true;
+			return RMBD_C_RETRY;
 		}
-		return false;
+		return RMBD_C_UNDECIDED;
 	}
 	spin_lock_irqsave(&dev->sync_lock, flags);
 	for (i = 0; i < req->nr_io; i++) {
@@ -786,7 +833,5 @@ bool rmbd_c_legs_decide(struct rmbd_c_dev *dev, struct request *rq)
 					  blk_rq_bytes(rq));
 	}
 	spin_unlock_irqrestore(&dev->sync_lock, flags);
-	if (synced)
-		rmbd_c_end_request(rq, BLK_STS_OK);
-	return synced;
+	return synced ? RMBD_C_SUCCEEDED : RMBD_C_UNDECIDED;
 }

@@ -54,6 +54,24 @@ late_on() {
 	echo 0 > "$ff/verbose"
 }
 
+# Run CMD in the background: it must end, with status 0, within 20 s.
+# (A request that never completes leaves it in D state: no timeout or
+# kill ends it, only the forced disconnect of the cleanup.)
+io_within() {	# WHAT CMD...
+	local what=$1 pid t0 rc=0
+	shift
+	"$@" &
+	pid=$!
+	t0=$(usec)
+	while kill -0 "$pid" 2> /dev/null; do
+		(( $(usec) - t0 < 20000000 )) ||
+			fail "$what did not complete in 20 s: $(dev_jq "$dev" '"\(.state) \(.legs[0].state) \(.legs[1].state)"')"
+		sleep 0.1
+	done
+	wait "$pid" || rc=$?
+	(( rc == 0 )) || fail "$what failed ($rc)"
+}
+
 # Wait up to SECONDS for the device's state and leg states to be WANT
 # ("state leg0 leg1"); prints the milliseconds it took.
 wait_states() {	# DEV WANT SECONDS
@@ -109,14 +127,14 @@ ms=$(wait_states "$dev" "live down up" 60)
 log "device ${seen:-never seen waiting}; live over leg 1 after $ms ms more"
 # The device is live: its I/O must complete.  A read of what was
 # written, and a write read back, each within 20 s.
-timeout 20 dd if="/dev/$dev" of="$out/read" bs=1M count=4 iflag=direct status=none ||
-	fail "a read of the live device did not complete (exit $?): $(dev_jq "$dev" '"\(.state) \(.legs[0].state) \(.legs[1].state)"')"
+io_within "a read of the live device" dd if="/dev/$dev" of="$out/read" \
+	bs=1M count=4 iflag=direct status=none
 cmp "$out/base" "$out/read" || fail "the read returned other data than was written"
 head -c 1M /dev/urandom > "$out/new"
-timeout 20 dd if="$out/new" of="/dev/$dev" bs=1M seek=8 oflag=direct status=none ||
-	fail "a write to the live device did not complete (exit $?)"
-timeout 20 dd if="/dev/$dev" of="$out/read" bs=1M skip=8 count=1 iflag=direct status=none ||
-	fail "reading back the write did not complete"
+io_within "a write to the live device" dd if="$out/new" of="/dev/$dev" \
+	bs=1M seek=8 oflag=direct status=none
+io_within "reading back the write" dd if="/dev/$dev" of="$out/read" \
+	bs=1M skip=8 count=1 iflag=direct status=none
 cmp "$out/new" "$out/read" || fail "the write did not read back"
 # It waited for leg 1 and came back with it, before leg 0's recovery.
 kmsg_since "$kmsg" | grep -q "rmbd[0-9]*: reconnected to $addr2:" ||
