@@ -26,10 +26,12 @@
  *  3. rmbd_c_mutex: the device list, a device's legs and connect,
  *     disconnect and replace bookkeeping.  Never held across I/O the
  *     device itself must complete (its recovery takes it).
- *  4. dev->state_lock (state.c; any context, interrupts off), and apart
+ *  4. q->poll_lock: a polled completion may report a broken leg, which
+ *     takes dev->state_lock under it.
+ *  5. dev->state_lock (state.c; any context, interrupts off), and apart
  *     from it dev->spare_lock and dev->uevent_lock: nothing is taken
  *     under these but the block layer's and the workqueues' own.
- *  5. dev->sync_lock, q->lock, q->poll_lock: the I/O path's, innermost.
+ *  6. dev->sync_lock, q->lock: the I/O path's, innermost.
  */
 #ifndef RMBD_CLIENT_H
 #define RMBD_CLIENT_H
@@ -59,7 +61,7 @@
  */
 #define RMBD_C_MAX_SEGS		256
 #define RMBD_C_MAX_REQ_WRS	16
-/* The least queue depth a device falls back to (rmbd_c_queue_connect()) */
+/* The least queue depth a device falls back to (rmbd_c_queue_establish()) */
 #define RMBD_C_MIN_DEPTH	16
 /* The largest request */
 #define RMBD_C_MAX_IO_BYTES	(1U << 20)

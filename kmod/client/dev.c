@@ -432,11 +432,17 @@ static void rmbd_c_loss_work(struct work_struct *work)
 
 /*
  * No recovery from here on: end one under way and wait for its works.
- * Requests it parked stay parked until rmbd_c_release_requests().
+ * The device is DELETING: requests it parked fail.
  */
 static void rmbd_c_recovery_end(struct rmbd_c_dev *dev)
 {
 	unsigned int i;
+
+	/* A replace's new leg (a spare's, on unload) ends its attempt now. */
+	mutex_lock(&rmbd_c_mutex);
+	if (dev->new_leg)
+		rmbd_c_leg_abort(dev->new_leg);
+	mutex_unlock(&rmbd_c_mutex);
 
 	/*
 	 * First, while recovery still works: a spare's replace under way

@@ -308,6 +308,9 @@ blk_status_t rmbd_c_write_parts(struct rmbd_c_dev *dev,
 		if (dev->nr_legs > 1 &&
 		    (!test_bit(RMBD_C_LEG_UP, &leg->flags) ||
 		     !test_bit(RMBD_C_Q_LIVE, &q->flags))) {
+			/* Its queue failed: down now, not at its recovery */
+			if (test_bit(RMBD_C_LEG_UP, &leg->flags))
+				rmbd_c_leg_lost(leg);
 			missed |= BIT(leg->index);
 			continue;
 		}
@@ -318,6 +321,7 @@ blk_status_t rmbd_c_write_parts(struct rmbd_c_dev *dev,
 		/* Its queue failed meanwhile: the leg is going down. */
 		if (unlikely(status == BLK_STS_IOERR && dev->nr_legs > 1 &&
 			     !test_bit(RMBD_C_Q_LIVE, &q->flags))) {
+			rmbd_c_leg_lost(leg);
 			missed |= BIT(leg->index);
 			continue;
 		}
@@ -573,9 +577,8 @@ void rmbd_c_write_exit(struct rmbd_c_dev *dev, struct rmbd_c_req *req)
 
 /*
  * Bytes the resync reads and writes at once: what one request takes
- * without a split (rmbd_c_write_enter() knows the resync's request by its
- * bio, and the parts of one split anyway), at most a region and the
- * buffer.
+ * in one request (its own are driver-private, which the block layer does
+ * not split), at most a region and the buffer.
  */
 static unsigned int rmbd_c_resync_chunk(struct rmbd_c_dev *dev)
 {

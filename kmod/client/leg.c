@@ -278,7 +278,10 @@ static int rmbd_c_leg_cut(struct rmbd_c_leg *leg, const char **why)
 
 	if (!deadline)
 		return 0;
-	if (atomic_read(&leg->abort_gen) != leg->start_gen) {
+	/* Sticky: an abort may come before the attempt took its snapshot. */
+	if (atomic_read(&leg->abort_gen) != leg->start_gen ||
+	    test_bit(RMBD_C_DEV_DEAD, &leg->dev->flags) ||
+	    READ_ONCE(leg->stopping)) {
 		*why = "aborted: the device or its RDMA device is going away";
 		return -ECANCELED;
 	}
@@ -1052,9 +1055,12 @@ int rmbd_c_leg_start(struct rmbd_c_leg *leg, const char **why)
 	WRITE_ONCE(leg->deadline,
 		   (jiffies + max(READ_ONCE(connect_timeout), 1U) * HZ) ?: 1);
 	ret = __rmbd_c_leg_start(leg, why);
-	/* Ended for a reason of its own: say that one, not the last wait's. */
-	cut = ret ? rmbd_c_leg_cut(leg, &cut_why) : 0;
-	if (cut) {
+	/*
+	 * Ended for a reason of its own: say that one, not the last wait's;
+	 * an attempt that succeeded after an abort fails all the same.
+	 */
+	cut = rmbd_c_leg_cut(leg, &cut_why);
+	if (cut && (ret || cut == -ECANCELED)) {
 		*why = cut_why;
 		ret = cut;
 	}
@@ -1084,6 +1090,11 @@ void rmbd_c_leg_abort(struct rmbd_c_leg *leg)
 	atomic_inc(&leg->abort_gen);
 	/* Pairs with the waits' reads of the generation after they wake. */
 	smp_mb__after_atomic();
+	/* Not a keepalive's exchange, which would take it for its answer */
+	if (!READ_ONCE(leg->deadline))
+		return;
+	/* A connection manager's wait after this one ends at once too. */
+	WRITE_ONCE(leg->deadline, jiffies ?: 1);
 	complete(&leg->send_done);
 	complete(&leg->recv_done);
 	for (i = 0; queues && i < leg->nr_queues; i++)

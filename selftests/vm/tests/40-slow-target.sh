@@ -136,11 +136,11 @@ prompt() {	# LIMIT WHAT CMD...
 }
 
 slow_reconnect "$RMBD_ADDR" "$RMBD_NETDEV"
-prompt 15 "dev disconnect during a slow reconnect" "$RMBD_BIN" dev disconnect "$dev" force
+prompt 5 "dev disconnect during a slow reconnect" "$RMBD_BIN" dev disconnect "$dev" force
 no_device "the disconnect"
 
 slow_reconnect "$RMBD_ADDR" "$RMBD_NETDEV"
-prompt 15 "module unload during a slow reconnect" rmmod rmbd_client
+prompt 5 "module unload during a slow reconnect" rmmod rmbd_client
 rmbd_load_modules || fail "cannot load the modules again"
 echo 300 > "$param"
 
@@ -151,7 +151,7 @@ second_link_add
 slow_reconnect "$RMBD_ADDR2" d2
 liar_stop
 prompt 5 "RDMA device removal during a slow reconnect" rdma link del rxe1
-prompt 15 "dev disconnect after its RDMA device went" "$RMBD_BIN" dev disconnect "$dev" force
+prompt 5 "dev disconnect after its RDMA device went" "$RMBD_BIN" dev disconnect "$dev" force
 no_device "the disconnect"
 liar_stop
 log "ok"
