@@ -42,8 +42,15 @@ usec() { echo "${EPOCHREALTIME/./}"; }
 
 # The kernel log's length now, and its lines after such a mark: what a
 # step logged, not what earlier tests in the same VM did.
-kmsg_mark() { dmesg | wc -l; }
-kmsg_since() { dmesg | tail -n +$(( $1 + 1 )); }	# MARK
+# A mark written into the kernel log, and the log after it: a count of
+# lines would shift once the ring buffer drops its oldest (a VM that ran
+# many tests).
+kmsg_mark() {
+	local m="rmbd-test-mark-$$-$(usec)"
+	echo "$m" > /dev/kmsg
+	echo "$m"
+}
+kmsg_since() { dmesg | sed -n "/$1/,\$p" | tail -n +2; }	# MARK
 
 # MemAvailable in bytes once the page cache is dropped and frees have
 # settled.
